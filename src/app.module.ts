@@ -1,0 +1,39 @@
+import { Module } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { LoggerModule } from 'nestjs-pino';
+import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
+import { ResponseEnvelopeInterceptor } from './common/http/response-envelope.interceptor';
+import { loggerOptions } from './common/logging/logger.options';
+import { RateLimitModule } from './common/rate-limit/rate-limit.module';
+import { AppValidationPipe } from './common/validation/app-validation.pipe';
+import { AppConfig } from './config/app-config';
+import { AppConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { AdminsModule } from './modules/admins/admins.module';
+import { AuthModule } from './modules/auth/auth.module';
+import { HealthModule } from './modules/health/health.module';
+import { MailModule } from './modules/mail/mail.module';
+import { UsersModule } from './modules/users/users.module';
+
+@Module({
+  imports: [
+    AppConfigModule,
+    LoggerModule.forRootAsync({ inject: [AppConfig], useFactory: loggerOptions }),
+    DatabaseModule,
+    ScheduleModule.forRoot(),
+    // Rate limiting comes before authentication, so refused credentials are counted too.
+    RateLimitModule,
+    MailModule,
+    AuthModule,
+    UsersModule,
+    AdminsModule,
+    HealthModule,
+  ],
+  providers: [
+    { provide: APP_PIPE, useClass: AppValidationPipe },
+    { provide: APP_INTERCEPTOR, useClass: ResponseEnvelopeInterceptor },
+    { provide: APP_FILTER, useClass: AllExceptionsFilter },
+  ],
+})
+export class AppModule {}

@@ -1,0 +1,133 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger, NotFoundException } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { QueryFailedError } from 'typeorm';
+import { failure, FailureEnvelope } from '../http/envelope';
+import { DomainError } from './domain-error';
+import { ValidationFailedException } from './validation-failed.exception';
+
+const UNIQUE_VIOLATION = new Set(['23505', 'SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
+/** Driver error codes that mean "the database cannot be reached", not "this query is wrong". */
+const DATABASE_UNAVAILABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+  '53300',
+  'SQLITE_BUSY',
+  'SQLITE_CANTOPEN',
+]);
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not found',
+  405: 'Method not allowed',
+  406: 'Not acceptable',
+  409: 'Conflict',
+  413: 'Payload too large',
+  415: 'Unsupported media type',
+  429: 'Too many requests',
+  503: 'Service unavailable',
+};
+
+/**
+ * The one place where anything thrown becomes the failure envelope. Known errors keep their
+ * status and message; anything unknown is a 500 "Internal server error" and only the log
+ * (which carries the request id) sees the cause.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Exceptions');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const envelope = this.toEnvelope(exception);
+    void reply.status(envelope.code).header('content-type', 'application/json; charset=utf-8').send(envelope);
+  }
+
+  toEnvelope(exception: unknown): FailureEnvelope {
+    if (exception instanceof ValidationFailedException) {
+      return failure(HttpStatus.BAD_REQUEST, 'Validation failed', exception.details);
+    }
+    if (exception instanceof DomainError) return failure(exception.status, exception.message);
+    if (exception instanceof HttpException) return this.fromHttpException(exception);
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.error({ err: exception }, 'Database unavailable');
+      return failure(HttpStatus.SERVICE_UNAVAILABLE, 'Service unavailable');
+    }
+    if (exception instanceof QueryFailedError && UNIQUE_VIOLATION.has(driverCode(exception) ?? '')) {
+      return failure(HttpStatus.CONFLICT, 'Resource already exists');
+    }
+    const fastifyStatus = clientErrorStatus(exception);
+    if (fastifyStatus) return failure(fastifyStatus, clientErrorMessage(exception, fastifyStatus));
+
+    this.logger.error({ err: exception }, 'Unhandled error');
+    return failure(HttpStatus.INTERNAL_SERVER_ERROR, 'Internal server error');
+  }
+
+  private fromHttpException(exception: HttpException): FailureEnvelope {
+    const status = exception.getStatus();
+    // Nest's own not-found handler (no route matched) throws "Cannot GET /path".
+    if (exception instanceof NotFoundException && /^Cannot [A-Z]+ /.test(exception.message)) {
+      return failure(HttpStatus.NOT_FOUND, 'Route does not exist');
+    }
+    if (status >= 500) {
+      if (status !== HttpStatus.SERVICE_UNAVAILABLE) this.logger.error({ err: exception }, 'Server error');
+      return failure(status, status === 503 ? exception.message : 'Internal server error');
+    }
+    const body = exception.getResponse();
+    let msg = exception.message;
+    if (typeof body === 'object' && body !== null && 'message' in body) {
+      const m = (body as { message: unknown }).message;
+      if (typeof m === 'string') msg = m;
+      else if (Array.isArray(m)) msg = m.join('; ');
+    }
+    return failure(status, msg || STATUS_TEXT[status] || 'Request failed');
+  }
+}
+
+function driverCode(error: unknown): string | undefined {
+  const e = error as { code?: unknown; driverError?: { code?: unknown } };
+  const code = e?.driverError?.code ?? e?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function isDatabaseUnavailable(error: unknown): boolean {
+  const code = driverCode(error);
+  if (code && DATABASE_UNAVAILABLE.has(code)) return true;
+  const message = error instanceof Error ? error.message : '';
+  return /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Connection is not established|database system is (shutting down|starting up)/i.test(
+    message,
+  );
+}
+
+/** Errors raised by Fastify itself (body parsing, limits, media types) carry a 4xx statusCode. */
+function clientErrorStatus(error: unknown): number | undefined {
+  const status = (error as { statusCode?: unknown })?.statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
+}
+
+function clientErrorMessage(error: unknown, status: number): string {
+  const code = (error as { code?: unknown }).code;
+  switch (code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'Request body is too large';
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'Unsupported content type';
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'Request body is empty but content-type is application/json';
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return 'Content-Length does not match the body';
+    default:
+      return error instanceof Error && error.message ? error.message : STATUS_TEXT[status] || 'Bad request';
+  }
+}

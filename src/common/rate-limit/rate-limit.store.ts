@@ -1,0 +1,79 @@
+import { Logger } from '@nestjs/common';
+import Redis from 'ioredis';
+
+export const RATE_LIMIT_STORE = Symbol('RATE_LIMIT_STORE');
+
+export interface RateLimitHit {
+  /** Hits in the current window, this one included. */
+  count: number;
+  /** Milliseconds until the window resets. */
+  resetInMs: number;
+}
+
+/** A fixed-window counter per key. */
+export interface RateLimitStore {
+  hit(key: string, windowMs: number): RateLimitHit | Promise<RateLimitHit>;
+  close(): Promise<void>;
+}
+
+/** One process's counters; expired windows are swept once a minute. */
+export class MemoryRateLimitStore implements RateLimitStore {
+  private readonly windows = new Map<string, { count: number; resetAt: number }>();
+  private readonly sweeper = setInterval(() => this.sweep(), 60_000).unref();
+
+  hit(key: string, windowMs: number): RateLimitHit {
+    const now = Date.now();
+    let window = this.windows.get(key);
+    if (!window || window.resetAt <= now) {
+      window = { count: 0, resetAt: now + windowMs };
+      this.windows.set(key, window);
+    }
+    window.count += 1;
+    return { count: window.count, resetInMs: window.resetAt - now };
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
+  }
+
+  close(): Promise<void> {
+    clearInterval(this.sweeper);
+    return Promise.resolve();
+  }
+}
+
+const HIT_SCRIPT = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+return {count, ttl}`;
+
+/**
+ * Counters shared by every replica (REDIS_URL). If Redis cannot be reached the request is let
+ * through and a warning logged: the limiter must not take the API down with it.
+ */
+export class RedisRateLimitStore implements RateLimitStore {
+  private readonly logger = new Logger('RateLimit');
+  private readonly redis: Redis;
+
+  constructor(url: string) {
+    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+    this.redis.on('error', (e: Error) => this.logger.warn(`Redis: ${e.message}`));
+  }
+
+  async hit(key: string, windowMs: number): Promise<RateLimitHit> {
+    try {
+      const [count, ttl] = (await this.redis.eval(HIT_SCRIPT, 1, `rl:${key}`, windowMs)) as [number, number];
+      return { count, resetInMs: ttl };
+    } catch (e) {
+      this.logger.warn(`Rate limit not applied: ${(e as Error).message}`);
+      return { count: 0, resetInMs: windowMs };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => undefined);
+  }
+}

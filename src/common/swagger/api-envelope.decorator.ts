@@ -1,0 +1,64 @@
+import { applyDecorators, Type } from '@nestjs/common';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+
+class FieldErrorDto {
+  @ApiProperty({ example: 'email' }) field: string;
+  @ApiProperty({ type: [String], example: ['email must be an email'] }) messages: string[];
+}
+
+class ErrorBodyDto {
+  @ApiProperty({ example: 'Company not found' }) msg: string;
+  @ApiPropertyOptional({ type: [FieldErrorDto] }) details?: FieldErrorDto[];
+}
+
+export class ErrorEnvelopeDto {
+  @ApiProperty({ enum: ['failed'] }) status: 'failed';
+  @ApiProperty({ example: 404 }) code: number;
+  @ApiProperty({ example: 'Company not found' }) msg: string;
+  @ApiProperty({ type: 'null', nullable: true, example: null }) data: null;
+  @ApiProperty({ type: ErrorBodyDto }) error: ErrorBodyDto;
+}
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Malformed body, failed validation or unknown fields',
+  401: 'Missing, malformed, expired or badly signed credential',
+  403: 'Valid credential, but not allowed',
+  404: 'Not found',
+  409: 'Conflict with the current state',
+  413: 'Body too large',
+  415: 'Unsupported media type',
+  429: 'Rate limit hit (see retry-after)',
+  503: 'A required outside system is not configured or is down',
+};
+
+/** Documents the success envelope whose `data` is `model` (or an empty object). */
+export function ApiEnvelope(model?: Type<unknown>, status = 200, description = 'Success') {
+  const data = model ? { $ref: getSchemaPath(model) } : { type: 'object', properties: {} };
+  return applyDecorators(
+    ApiExtraModels(...(model ? [model] : [])),
+    ApiResponse({
+      status,
+      description,
+      schema: {
+        type: 'object',
+        required: ['status', 'code', 'msg', 'data'],
+        properties: {
+          status: { type: 'string', enum: ['success'] },
+          code: { type: 'integer', example: status },
+          msg: { type: 'string' },
+          data,
+        },
+      },
+    }),
+  );
+}
+
+/** Documents failure envelopes for the given statuses. */
+export function ApiErrors(...statuses: number[]) {
+  return applyDecorators(
+    ApiExtraModels(ErrorEnvelopeDto),
+    ...statuses.map((status) =>
+      ApiResponse({ status, description: ERROR_DESCRIPTIONS[status] ?? 'Error', type: ErrorEnvelopeDto }),
+    ),
+  );
+}

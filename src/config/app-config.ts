@@ -1,0 +1,205 @@
+import { Logger } from '@nestjs/common';
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  validateSync,
+} from 'class-validator';
+import { createSecretKey, KeyObject, randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+
+const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && value !== '' ? Number(value) : value);
+const toBool = ({ value }: { value: unknown }) =>
+  value === 'true' ? true : value === 'false' ? false : value;
+const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
+
+const DURATION = /^\d+(ms|s|m|h|d)?$/;
+
+/** The environment as the spec's configuration table describes it; defaults are the initialisers. */
+export class EnvironmentVariables {
+  @IsIn(['development', 'production', 'test'])
+  NODE_ENV: 'development' | 'production' | 'test' = 'development';
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT = 3000;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL?: string;
+
+  @IsString()
+  DATA_DIR = './data';
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString() JWT_ACCESS_SECRET?: string;
+  @Transform(emptyToUndefined) @IsOptional() @IsString() JWT_REFRESH_SECRET?: string;
+  @Transform(emptyToUndefined) @IsOptional() @IsString() JWT_VERIFICATION_SECRET?: string;
+  @Transform(emptyToUndefined) @IsOptional() @IsString() JWT_RESET_SECRET?: string;
+
+  @Matches(DURATION, { message: 'JWT_ACCESS_TTL must be a duration such as 60s, 15m, 1h' })
+  JWT_ACCESS_TTL = '60s';
+
+  @Matches(DURATION, { message: 'JWT_REFRESH_TTL must be a duration such as 1d, 12h' })
+  JWT_REFRESH_TTL = '1d';
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  ENCRYPTION_KEY?: string;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString() ADMIN_EMAIL?: string;
+  @Transform(emptyToUndefined) @IsOptional() @IsString() ADMIN_PASSWORD?: string;
+
+  @IsUrl({ require_tld: false, require_protocol: true })
+  APP_URL = 'http://localhost:5173';
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true })
+  PUBLIC_URL?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^smtps?:\/\//, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
+  SMTP_URL?: string;
+
+  @IsString()
+  MAIL_FROM = 'Relay <no-reply@relay.local>';
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString() INTERNAL_API_KEY?: string;
+  @Transform(emptyToUndefined) @IsOptional() @IsString() LOG_SHIPPER_API_KEY?: string;
+  @Transform(emptyToUndefined) @IsOptional() @IsString() PAYMENT_CALLBACK_TOKEN?: string;
+  @Transform(emptyToUndefined) @IsOptional() @IsString() MAIL_PROVIDER_WEBHOOK_USER?: string;
+  @Transform(emptyToUndefined) @IsOptional() @IsString() MAIL_PROVIDER_WEBHOOK_PASSWORD?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// URL' })
+  REDIS_URL?: string;
+
+  @Transform(toInt) @IsInt() @Min(1) RATE_LIMIT_PER_MINUTE = 600;
+  @Transform(toInt) @IsInt() @Min(1) LOGIN_RATE_LIMIT_PER_MINUTE = 10;
+  @Transform(toInt) @IsInt() @Min(1) EMAIL_RATE_LIMIT_PER_HOUR = 5;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString() CORS_ORIGINS?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL?: string;
+
+  @Transform(toBool) @IsBoolean() TRUST_PROXY = false;
+}
+
+export interface SecretKeys {
+  access: KeyObject;
+  refresh: KeyObject;
+  verification: KeyObject;
+  reset: KeyObject;
+}
+
+export class ConfigurationError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+const SECRET_NAMES = ['JWT_ACCESS_SECRET', 'JWT_REFRESH_SECRET', 'JWT_VERIFICATION_SECRET', 'JWT_RESET_SECRET'] as const;
+
+/**
+ * The validated, typed configuration. Built once per application from the environment;
+ * JWT secrets are held as KeyObjects (jsonwebtoken verifies ~50x faster with them).
+ */
+export class AppConfig {
+  readonly env: EnvironmentVariables;
+  readonly keys: SecretKeys;
+  readonly encryptionKey: Buffer;
+  readonly dataDir: string;
+  readonly publicUrl: string;
+  readonly corsOrigins: string[];
+  readonly logLevel: string;
+
+  private constructor(env: EnvironmentVariables, keys: SecretKeys, encryptionKey: Buffer) {
+    this.env = env;
+    this.keys = keys;
+    this.encryptionKey = encryptionKey;
+    this.dataDir = resolve(env.DATA_DIR);
+    this.publicUrl = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
+    this.corsOrigins = (env.CORS_ORIGINS ?? env.APP_URL)
+      .split(',')
+      .map((o) => o.trim().replace(/\/+$/, ''))
+      .filter(Boolean);
+    this.logLevel = env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info');
+  }
+
+  get isProduction(): boolean {
+    return this.env.NODE_ENV === 'production';
+  }
+
+  get appUrl(): string {
+    return this.env.APP_URL.replace(/\/+$/, '');
+  }
+
+  static fromEnv(source: NodeJS.ProcessEnv = process.env, logger = new Logger('Config')): AppConfig {
+    const env = plainToInstance(EnvironmentVariables, { ...source }, { exposeDefaultValues: true });
+    const problems = validateSync(env, { whitelist: true, forbidUnknownValues: false }).flatMap((e) =>
+      Object.values(e.constraints ?? {}),
+    );
+
+    const production = env.NODE_ENV === 'production';
+    if (production) {
+      for (const name of SECRET_NAMES) {
+        const value = env[name];
+        if (!value) problems.push(`${name} is required in production`);
+        else if (value.length < 32) problems.push(`${name} must be at least 32 characters long`);
+      }
+      const values = SECRET_NAMES.map((n) => env[n]).filter(Boolean);
+      if (new Set(values).size !== values.length) problems.push('the four JWT secrets must all differ');
+      if (!env.ENCRYPTION_KEY) problems.push('ENCRYPTION_KEY is required in production');
+    }
+    if (env.ENCRYPTION_KEY && Buffer.from(env.ENCRYPTION_KEY, 'base64').length !== 32) {
+      problems.push('ENCRYPTION_KEY must be 32 bytes, base64-encoded');
+    }
+    if (Boolean(env.ADMIN_EMAIL) !== Boolean(env.ADMIN_PASSWORD)) {
+      problems.push('ADMIN_EMAIL and ADMIN_PASSWORD must be set together');
+    }
+    if (env.ADMIN_PASSWORD && (env.ADMIN_PASSWORD.length < 10 || env.ADMIN_PASSWORD.length > 128)) {
+      problems.push('ADMIN_PASSWORD must be 10 to 128 characters long');
+    }
+    if (problems.length) throw new ConfigurationError(problems);
+
+    const generated: string[] = [];
+    const secret = (name: (typeof SECRET_NAMES)[number]): KeyObject => {
+      const value = env[name];
+      if (value) return createSecretKey(Buffer.from(value, 'utf8'));
+      generated.push(name);
+      return createSecretKey(randomBytes(48));
+    };
+    const keys: SecretKeys = {
+      access: secret('JWT_ACCESS_SECRET'),
+      refresh: secret('JWT_REFRESH_SECRET'),
+      verification: secret('JWT_VERIFICATION_SECRET'),
+      reset: secret('JWT_RESET_SECRET'),
+    };
+    let encryptionKey: Buffer;
+    if (env.ENCRYPTION_KEY) encryptionKey = Buffer.from(env.ENCRYPTION_KEY, 'base64');
+    else {
+      generated.push('ENCRYPTION_KEY');
+      encryptionKey = randomBytes(32);
+    }
+    if (generated.length && env.NODE_ENV !== 'test') {
+      logger.warn(`Generated for this process only (tokens die with it): ${generated.join(', ')}`);
+    }
+    return new AppConfig(env, keys, encryptionKey);
+  }
+}

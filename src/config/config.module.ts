@@ -1,0 +1,13 @@
+import { Global, Module } from '@nestjs/common';
+import { AppConfig } from './app-config';
+
+/**
+ * Configuration is read from process.env when the application is created (not when this
+ * file is imported), so each test application can be built with its own environment.
+ */
+@Global()
+@Module({
+  providers: [{ provide: AppConfig, useFactory: () => AppConfig.fromEnv() }],
+  exports: [AppConfig],
+})
+export class AppConfigModule {}

@@ -1,0 +1,79 @@
+import helmet from '@fastify/helmet';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { NestApplicationOptions } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Logger } from 'nestjs-pino';
+import { registerStrictJsonParser } from './common/http/json-body-parser';
+import { requestIdOf } from './common/logging/logger.options';
+import { AppConfig } from './config/app-config';
+
+/** JSON bodies up to 1 MB (the log-ingest and webhook routes raise their own limit). */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** Nest's own JSON parser is off: configureApp registers a stricter one (UTF-8, prototype keys). */
+export const NEST_APP_OPTIONS: NestApplicationOptions = { bodyParser: false, bufferLogs: true };
+
+export function createFastifyAdapter(): FastifyAdapter {
+  return new FastifyAdapter({
+    bodyLimit: BODY_LIMIT_BYTES,
+    genReqId: requestIdOf,
+    trustProxy: process.env.TRUST_PROXY === 'true',
+    // Request ids and request logging come from nestjs-pino (one id per request, on every line).
+    logger: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+}
+
+/**
+ * Everything the production server has beyond the module graph: used by main.ts and by every
+ * e2e test, so tests run the same pipeline as production.
+ */
+export async function configureApp(app: NestFastifyApplication): Promise<NestFastifyApplication> {
+  const config = app.get(AppConfig);
+  app.useLogger(app.get(Logger));
+  app.flushLogs();
+  app.enableShutdownHooks();
+
+  const fastify = app.getHttpAdapter().getInstance();
+  registerStrictJsonParser(fastify);
+  fastify.addHook('onRequest', (request, reply, done) => {
+    void reply.header('x-request-id', request.id);
+    done();
+  });
+
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:', 'validator.swagger.io'],
+        scriptSrc: ["'self'", "'unsafe-inline'"],
+      },
+    },
+  });
+  app.enableCors({
+    origin: config.corsOrigins,
+    credentials: true,
+    exposedHeaders: ['x-request-id', 'retry-after', 'content-disposition'],
+  });
+
+  const document = SwaggerModule.createDocument(app, buildOpenApiConfig());
+  SwaggerModule.setup('api-docs', app, document, { jsonDocumentUrl: 'api-docs-json' });
+  return app;
+}
+
+function buildOpenApiConfig() {
+  return new DocumentBuilder()
+    .setTitle('Email Relay Service')
+    .setDescription(
+      'The API of the email relay platform. Every JSON response is an envelope ' +
+        '`{ status, code, msg, data }` (failures add `error: { msg, details? }`).',
+    )
+    .setVersion('1')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
+    .addBasicAuth({ type: 'http', scheme: 'basic' }, 'basic')
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'x-api-key' }, 'api-key')
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'x-callback-token' }, 'callback-token')
+    .build();
+}

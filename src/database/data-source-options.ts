@@ -1,0 +1,46 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DataSourceOptions } from 'typeorm';
+import { ENTITIES } from './entities';
+import { MIGRATIONS } from './migrations';
+import { SnakeNamingStrategy } from './snake-naming.strategy';
+
+export interface DatabaseSettings {
+  databaseUrl?: string;
+  dataDir: string;
+}
+
+/** PostgreSQL when DATABASE_URL is set, otherwise the embedded SQLite file in DATA_DIR (WAL mode). */
+export function buildDataSourceOptions({ databaseUrl, dataDir }: DatabaseSettings): DataSourceOptions {
+  const common = {
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsRun: true,
+    migrationsTransactionMode: 'each' as const,
+    synchronize: false,
+    namingStrategy: new SnakeNamingStrategy(),
+    logging: false,
+  };
+  if (databaseUrl) {
+    return {
+      ...common,
+      type: 'postgres',
+      url: databaseUrl,
+      extra: { max: 20, connectionTimeoutMillis: 5000 },
+    };
+  }
+  mkdirSync(dataDir, { recursive: true });
+  return {
+    ...common,
+    type: 'better-sqlite3',
+    database: join(dataDir, 'relay.sqlite'),
+    prepareDatabase: (db: { pragma(sql: string): unknown }) => {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.pragma('busy_timeout = 5000');
+      db.pragma('foreign_keys = ON');
+    },
+  };
+}
+
+export const isPostgresOptions = (options: DataSourceOptions): boolean => options.type === 'postgres';

@@ -1,0 +1,22 @@
+import { Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppConfig } from '../config/app-config';
+import { buildDataSourceOptions } from './data-source-options';
+import { TransactionService } from './transaction.service';
+
+@Global()
+@Module({
+  imports: [
+    TypeOrmModule.forRootAsync({
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => ({
+        ...buildDataSourceOptions({ databaseUrl: config.env.DATABASE_URL, dataDir: config.dataDir }),
+        // Start even when the database is down: /health answers 503 and requests recover by themselves.
+        retryAttempts: config.isProduction ? 10 : 0,
+      }),
+    }),
+  ],
+  providers: [TransactionService],
+  exports: [TransactionService],
+})
+export class DatabaseModule {}

@@ -1,0 +1,20 @@
+import type { QueryRunner, TableColumnOptions } from 'typeorm';
+
+/** Helpers for migrations written once with TypeORM's portable schema API (SQLite and PostgreSQL). */
+export const datetimeType = (qr: QueryRunner): string =>
+  qr.connection.driver.options.type === 'postgres' ? 'timestamptz' : 'datetime';
+
+export const idColumn = (): TableColumnOptions => ({
+  name: 'id',
+  type: 'integer',
+  isPrimary: true,
+  isGenerated: true,
+  generationStrategy: 'increment',
+});
+
+export const uuidColumn = (): TableColumnOptions => ({ name: 'uuid', type: 'varchar', length: '36', isUnique: true });
+
+export const timestampColumns = (qr: QueryRunner): TableColumnOptions[] => [
+  { name: 'created_at', type: datetimeType(qr), default: 'CURRENT_TIMESTAMP' },
+  { name: 'updated_at', type: datetimeType(qr), default: 'CURRENT_TIMESTAMP' },
+];

@@ -1,0 +1,78 @@
+import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
+import { IsBoolean, IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { PageQueryDto } from '../../../common/pagination/page-query.dto';
+import { NormalizeEmail, QueryBoolean } from '../../../common/validation/query-transforms';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/user-requests.dto';
+import { ADMIN_ROLE_NAMES, AdminRoleName } from '../entities/admin-role.entity';
+
+export class CreateAdminDto {
+  @NormalizeEmail()
+  @IsEmail()
+  @MaxLength(254)
+  email: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  fullName: string;
+
+  @IsString()
+  @MinLength(PASSWORD_MIN)
+  @MaxLength(PASSWORD_MAX)
+  password: string;
+
+  @ApiProperty({ enum: ADMIN_ROLE_NAMES })
+  @IsIn(ADMIN_ROLE_NAMES)
+  roleName: AdminRoleName;
+}
+
+export class UpdateAdminDto {
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  fullName?: string;
+
+  @ApiPropertyOptional({ enum: ADMIN_ROLE_NAMES })
+  @IsOptional()
+  @IsIn(ADMIN_ROLE_NAMES)
+  roleName?: AdminRoleName;
+
+  @IsOptional()
+  @IsBoolean()
+  isActive?: boolean;
+}
+
+export class UpdateAdminMeDto {
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  fullName?: string;
+}
+
+export const ADMIN_SORT_FIELDS = { createdAt: 'admin.created_at', email: 'admin.email', fullName: 'admin.full_name' } as const;
+
+export class ListAdminsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: ADMIN_ROLE_NAMES })
+  @IsOptional()
+  @IsIn(ADMIN_ROLE_NAMES)
+  roleName?: AdminRoleName;
+
+  @IsOptional()
+  @QueryBoolean()
+  @IsBoolean()
+  isActive?: boolean;
+
+  /** Matches e-mail or full name. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  search?: string;
+
+  /** `field:asc|desc`; fields: createdAt, email, fullName. Default `createdAt:desc`. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(40)
+  sort?: string;
+}

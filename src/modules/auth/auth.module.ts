@@ -1,0 +1,35 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { PassportModule } from '@nestjs/passport';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Admin } from '../admins/entities/admin.entity';
+import { User } from '../users/entities/user.entity';
+import { AuthController } from './auth.controller';
+import { AuthService } from './auth.service';
+import { BlacklistPurgeJob } from './blacklist-purge.job';
+import { BlacklistService } from './blacklist.service';
+import { RevokedRefreshToken } from './entities/revoked-refresh-token.entity';
+import { AccessGuard } from './guards/access.guard';
+import { MachineCredentialsService } from './machine-credentials.service';
+import { PasswordService } from './password.service';
+import { JwtStrategy } from './strategies/jwt.strategy';
+import { MailProviderBasicStrategy } from './strategies/mail-provider-basic.strategy';
+import { TokenService } from './token.service';
+
+@Module({
+  imports: [PassportModule, TypeOrmModule.forFeature([User, Admin, RevokedRefreshToken])],
+  controllers: [AuthController],
+  providers: [
+    AuthService,
+    TokenService,
+    PasswordService,
+    BlacklistService,
+    BlacklistPurgeJob,
+    MachineCredentialsService,
+    JwtStrategy,
+    MailProviderBasicStrategy,
+    { provide: APP_GUARD, useClass: AccessGuard },
+  ],
+  exports: [TokenService, PasswordService, BlacklistService],
+})
+export class AuthModule {}

@@ -1,0 +1,31 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { LessThanOrEqual, Repository } from 'typeorm';
+import { sha256Hex } from '../../common/secrets';
+import { RevokedRefreshToken } from './entities/revoked-refresh-token.entity';
+
+/** Revoked refresh tokens, kept in the database (every replica sees a revoke at once) as digests. */
+@Injectable()
+export class BlacklistService {
+  constructor(@InjectRepository(RevokedRefreshToken) private readonly revoked: Repository<RevokedRefreshToken>) {}
+
+  async isRevoked(token: string): Promise<boolean> {
+    return this.revoked.exists({ where: { tokenHash: sha256Hex(token) } });
+  }
+
+  /** Idempotent: revoking an already-revoked token changes nothing. */
+  async revoke(token: string, expiresAt: Date): Promise<void> {
+    await this.revoked
+      .createQueryBuilder()
+      .insert()
+      .values({ tokenHash: sha256Hex(token), expiresAt })
+      .orIgnore()
+      .execute();
+  }
+
+  /** Deletes entries whose token has expired anyway; returns how many. */
+  async purgeExpired(now = new Date()): Promise<number> {
+    const result = await this.revoked.delete({ expiresAt: LessThanOrEqual(now) });
+    return result.affected ?? 0;
+  }
+}

@@ -1,0 +1,98 @@
+import { CanActivate, ExecutionContext, ForbiddenException, Injectable, Logger, UnauthorizedException } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { FastifyRequest } from 'fastify';
+import { Repository } from 'typeorm';
+import { ServiceNotConfiguredError } from '../../../common/errors/domain-error';
+import { Admin } from '../../admins/entities/admin.entity';
+import { User } from '../../users/entities/user.entity';
+import { ACCESS_RULE, AccessRule } from '../access';
+import { MachineCredentialsService } from '../machine-credentials.service';
+import type { AccessClaims, RequestWithPrincipal } from '../principal';
+import { BearerTokenGuard, MailProviderBasicGuard } from './passport.guards';
+import { AppConfig } from '../../../config/app-config';
+import { mailProviderPairs } from '../strategies/mail-provider-basic.strategy';
+
+/**
+ * The global guard: closed by default. Each route declares its access rule with one of the
+ * decorators of access.decorators.ts; a route without one is refused. For bearer routes the
+ * caller is re-read from the database (status, role, company), so a suspension or a role
+ * change takes effect within the access token's life.
+ */
+@Injectable()
+export class AccessGuard implements CanActivate {
+  private readonly logger = new Logger(AccessGuard.name);
+  private readonly bearer = new BearerTokenGuard();
+  private readonly basic = new MailProviderBasicGuard();
+  private readonly basicConfigured: boolean;
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly machineCredentials: MachineCredentialsService,
+    @InjectRepository(User) private readonly users: Repository<User>,
+    @InjectRepository(Admin) private readonly admins: Repository<Admin>,
+    config: AppConfig,
+  ) {
+    this.basicConfigured = mailProviderPairs(config).length > 0;
+  }
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (!rule) {
+      this.logger.error(`Route ${context.getClass().name}.${context.getHandler().name} declares no access rule`);
+      throw new ForbiddenException('Access denied');
+    }
+
+    switch (rule.kind) {
+      case 'public':
+      case 'refresh-token':
+        return true;
+      case 'machine':
+        if (rule.credential === 'basic') {
+          if (!this.basicConfigured) throw new ServiceNotConfiguredError('Mail provider webhook credentials');
+          return (await this.basic.canActivate(context)) as boolean;
+        }
+        this.machineCredentials.check(rule.credential, context.switchToHttp().getRequest<FastifyRequest>());
+        return true;
+      case 'user':
+      case 'admin':
+        await this.bearer.canActivate(context);
+        return this.authorizePrincipal(rule, context.switchToHttp().getRequest<RequestWithPrincipal>());
+    }
+  }
+
+  private async authorizePrincipal(
+    rule: Extract<AccessRule, { kind: 'user' | 'admin' }>,
+    request: RequestWithPrincipal,
+  ): Promise<boolean> {
+    const claims = request.user as AccessClaims;
+    const isAdminToken = 'adminUuid' in claims;
+
+    if (rule.kind === 'admin') {
+      if (!isAdminToken) throw new ForbiddenException('This route is for admins only');
+      const admin = await this.admins.findOne({ where: { uuid: claims.adminUuid } });
+      if (!admin || !admin.isActive) throw new UnauthorizedException('Admin account no longer active');
+      if (!rule.roles.includes(admin.role.name)) throw new ForbiddenException('Your role does not allow this');
+      request.principal = { kind: 'admin', admin };
+      return true;
+    }
+
+    if (isAdminToken) throw new ForbiddenException('This route is for users only');
+    const user = await this.users
+      .createQueryBuilder('user')
+      .innerJoinAndSelect('user.contact', 'contact')
+      .innerJoinAndSelect('user.company', 'company')
+      .where('user.uuid = :uuid', { uuid: claims.userUuid })
+      .getOne();
+    if (!user || user.status !== 'active') throw new UnauthorizedException('User account no longer active');
+    if (rule.ownerOnly && user.companyRole !== 'owner') {
+      throw new ForbiddenException('Only the company owner may do this');
+    }
+    request.principal = { kind: 'user', user };
+    return true;
+  }
+}
