@@ -4,5 +4,8 @@ import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from './src/database/data-source-options';
 
 export default new DataSource(
-  buildDataSourceOptions({ databaseUrl: process.env.DATABASE_URL || undefined, dataDir: process.env.DATA_DIR ?? './data' }),
+  buildDataSourceOptions({
+    databaseUrl: process.env.DATABASE_URL || undefined,
+    dataDir: process.env.DATA_DIR ?? './data',
+  }),
 );

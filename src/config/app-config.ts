@@ -15,7 +15,8 @@ import {
 import { createSecretKey, KeyObject, randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 
-const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && value !== '' ? Number(value) : value);
+const toInt = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && value !== '' ? Number(value) : value;
 const toBool = ({ value }: { value: unknown }) =>
   value === 'true' ? true : value === 'false' ? false : value;
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
@@ -114,7 +115,12 @@ export class ConfigurationError extends Error {
   }
 }
 
-const SECRET_NAMES = ['JWT_ACCESS_SECRET', 'JWT_REFRESH_SECRET', 'JWT_VERIFICATION_SECRET', 'JWT_RESET_SECRET'] as const;
+const SECRET_NAMES = [
+  'JWT_ACCESS_SECRET',
+  'JWT_REFRESH_SECRET',
+  'JWT_VERIFICATION_SECRET',
+  'JWT_RESET_SECRET',
+] as const;
 
 /**
  * The validated, typed configuration. Built once per application from the environment;

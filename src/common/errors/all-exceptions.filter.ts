@@ -1,4 +1,12 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger, NotFoundException } from '@nestjs/common';
+import {
+  ArgumentsHost,
+  Catch,
+  ExceptionFilter,
+  HttpException,
+  HttpStatus,
+  Logger,
+  NotFoundException,
+} from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { QueryFailedError } from 'typeorm';
 import { failure, FailureEnvelope } from '../http/envelope';
@@ -75,19 +83,20 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 
   private fromHttpException(exception: HttpException): FailureEnvelope {
-    const status = exception.getStatus();
+    const status: number = exception.getStatus();
     // Nest's own not-found handler (no route matched) throws "Cannot GET /path".
     if (exception instanceof NotFoundException && /^Cannot [A-Z]+ /.test(exception.message)) {
       return failure(HttpStatus.NOT_FOUND, 'Route does not exist');
     }
     if (status >= 500) {
-      if (status !== HttpStatus.SERVICE_UNAVAILABLE) this.logger.error({ err: exception }, 'Server error');
-      return failure(status, status === 503 ? exception.message : 'Internal server error');
+      if (status === 503) return failure(status, exception.message);
+      this.logger.error({ err: exception }, 'Server error');
+      return failure(status, 'Internal server error');
     }
     const body = exception.getResponse();
     let msg = exception.message;
     if (typeof body === 'object' && body !== null && 'message' in body) {
-      const m = (body as { message: unknown }).message;
+      const m = body.message;
       if (typeof m === 'string') msg = m;
       else if (Array.isArray(m)) msg = m.join('; ');
     }

@@ -18,7 +18,8 @@ export function registerStrictJsonParser(fastify: FastifyInstance): void {
     /^application\/([\w.+-]+\+)?json$/,
     { parseAs: 'buffer' },
     (_req: FastifyRequest, body: Buffer, done: (err: Error | null, body?: unknown) => void) => {
-      if (body.length === 0) return done(new MalformedBodyError('Request body is empty but content-type is JSON'));
+      if (body.length === 0)
+        return done(new MalformedBodyError('Request body is empty but content-type is JSON'));
       let text: string;
       try {
         text = utf8.decode(body);
@@ -26,10 +27,15 @@ export function registerStrictJsonParser(fastify: FastifyInstance): void {
         return done(new MalformedBodyError('Request body is not valid UTF-8'));
       }
       try {
-        done(null, secureJsonParse.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+        done(
+          null,
+          secureJsonParse.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }),
+        );
       } catch (e) {
         const forbidden = e instanceof Error && /forbidden prototype/i.test(e.message);
-        const reason = forbidden ? 'Forbidden key (__proto__ or constructor.prototype) in request body' : 'Malformed JSON in request body';
+        const reason = forbidden
+          ? 'Forbidden key (__proto__ or constructor.prototype) in request body'
+          : 'Malformed JSON in request body';
         done(new MalformedBodyError(reason));
       }
     },

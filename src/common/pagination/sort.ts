@@ -14,7 +14,11 @@ export function parseSort<F extends string>(
   if (!sort) return [whitelist[fallback[0]], fallback[1]];
   const match = /^([A-Za-z]+):(asc|desc)$/i.exec(sort);
   if (!match || !Object.prototype.hasOwnProperty.call(whitelist, match[1])) {
-    throw new BadRequestException(`sort must be one of ${Object.keys(whitelist).map((f) => `${f}:asc|desc`).join(', ')}`);
+    throw new BadRequestException(
+      `sort must be one of ${Object.keys(whitelist)
+        .map((f) => `${f}:asc|desc`)
+        .join(', ')}`,
+    );
   }
   return [whitelist[match[1] as F], match[2].toUpperCase() as SortDirection];
 }

@@ -42,10 +42,18 @@ export class RateLimitGuard implements CanActivate {
     if (limits.policy) {
       const email = emailOf(request.body);
       if (limits.policy === 'login') {
-        this.enforce(reply, await this.store.hit(`login:${request.ip}:${email}`, MINUTE), env.LOGIN_RATE_LIMIT_PER_MINUTE);
+        this.enforce(
+          reply,
+          await this.store.hit(`login:${request.ip}:${email}`, MINUTE),
+          env.LOGIN_RATE_LIMIT_PER_MINUTE,
+        );
       } else if (email) {
         const route = request.routeOptions.url ?? request.url;
-        this.enforce(reply, await this.store.hit(`email:${route}:${email}`, HOUR), env.EMAIL_RATE_LIMIT_PER_HOUR);
+        this.enforce(
+          reply,
+          await this.store.hit(`email:${route}:${email}`, HOUR),
+          env.EMAIL_RATE_LIMIT_PER_HOUR,
+        );
       }
     }
     return true;

@@ -5,7 +5,6 @@ import { RateLimitGuard } from './rate-limit.guard';
 import { RATE_LIMIT_STORE } from './rate-limit.store';
 import { MemoryRateLimitStore, RateLimitStore, RedisRateLimitStore } from './rate-limit.store';
 
-
 @Global()
 @Module({
   providers: [

@@ -43,7 +43,9 @@ export class Foundation1763769600000 implements MigrationInterface {
           { name: 'password_version', type: 'integer', default: 0 },
           ...timestampColumns(qr),
         ],
-        foreignKeys: [{ columnNames: ['role_id'], referencedTableName: 'admin_roles', referencedColumnNames: ['id'] }],
+        foreignKeys: [
+          { columnNames: ['role_id'], referencedTableName: 'admin_roles', referencedColumnNames: ['id'] },
+        ],
         indices: [{ columnNames: ['role_id'] }],
       }),
     );
@@ -90,7 +92,12 @@ export class Foundation1763769600000 implements MigrationInterface {
           ...timestampColumns(qr),
         ],
         foreignKeys: [
-          { columnNames: ['company_id'], referencedTableName: 'companies', referencedColumnNames: ['id'], onDelete: 'CASCADE' },
+          {
+            columnNames: ['company_id'],
+            referencedTableName: 'companies',
+            referencedColumnNames: ['id'],
+            onDelete: 'CASCADE',
+          },
         ],
         indices: [{ columnNames: ['company_id'] }],
       }),
@@ -114,7 +121,12 @@ export class Foundation1763769600000 implements MigrationInterface {
           ...timestampColumns(qr),
         ],
         foreignKeys: [
-          { columnNames: ['company_id'], referencedTableName: 'companies', referencedColumnNames: ['id'], onDelete: 'CASCADE' },
+          {
+            columnNames: ['company_id'],
+            referencedTableName: 'companies',
+            referencedColumnNames: ['id'],
+            onDelete: 'CASCADE',
+          },
           { columnNames: ['contact_id'], referencedTableName: 'contacts', referencedColumnNames: ['id'] },
         ],
         indices: [{ columnNames: ['company_id'] }],
@@ -135,7 +147,14 @@ export class Foundation1763769600000 implements MigrationInterface {
   }
 
   async down(qr: QueryRunner): Promise<void> {
-    for (const table of ['refresh_token_blacklist', 'users', 'contacts', 'companies', 'admins', 'admin_roles']) {
+    for (const table of [
+      'refresh_token_blacklist',
+      'users',
+      'contacts',
+      'companies',
+      'admins',
+      'admin_roles',
+    ]) {
       await qr.dropTable(table);
     }
   }

@@ -12,7 +12,12 @@ export const idColumn = (): TableColumnOptions => ({
   generationStrategy: 'increment',
 });
 
-export const uuidColumn = (): TableColumnOptions => ({ name: 'uuid', type: 'varchar', length: '36', isUnique: true });
+export const uuidColumn = (): TableColumnOptions => ({
+  name: 'uuid',
+  type: 'varchar',
+  length: '36',
+  isUnique: true,
+});
 
 export const timestampColumns = (qr: QueryRunner): TableColumnOptions[] => [
   { name: 'created_at', type: datetimeType(qr), default: 'CURRENT_TIMESTAMP' },

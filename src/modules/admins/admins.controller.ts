@@ -1,4 +1,15 @@
-import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Put, Query } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Param,
+  ParseUUIDPipe,
+  Patch,
+  Post,
+  Put,
+  Query,
+} from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
@@ -7,8 +18,19 @@ import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decora
 import { AdminRoles, CurrentAdmin, Public } from '../auth/access.decorators';
 import { ChangePasswordDto, EmailDto, LoginDto, ResetPasswordDto } from '../users/dto/user-requests.dto';
 import { AdminsService } from './admins.service';
-import { CreateAdminDto, ListAdminsQueryDto, UpdateAdminDto, UpdateAdminMeDto } from './dto/admin-requests.dto';
-import { AdminDto, AdminLoginDto, AdminPageDto, AdminRoleDto, AdminRoleListDto } from './dto/admin-response.dto';
+import {
+  CreateAdminDto,
+  ListAdminsQueryDto,
+  UpdateAdminDto,
+  UpdateAdminMeDto,
+} from './dto/admin-requests.dto';
+import {
+  AdminDto,
+  AdminLoginDto,
+  AdminPageDto,
+  AdminRoleDto,
+  AdminRoleListDto,
+} from './dto/admin-response.dto';
 import { Admin } from './entities/admin.entity';
 
 const uuidPipe = new ParseUUIDPipe({ version: undefined, errorHttpStatusCode: 400 });
@@ -119,7 +141,11 @@ export class AdminsController {
   @ResponseMessage('Admin updated')
   @ApiEnvelope(AdminDto)
   @ApiErrors(400, 404, 409)
-  update(@CurrentAdmin() actor: Admin, @Param('uuid', uuidPipe) uuid: string, @Body() dto: UpdateAdminDto): Promise<AdminDto> {
+  update(
+    @CurrentAdmin() actor: Admin,
+    @Param('uuid', uuidPipe) uuid: string,
+    @Body() dto: UpdateAdminDto,
+  ): Promise<AdminDto> {
     return this.admins.update(actor, uuid, dto);
   }
 }

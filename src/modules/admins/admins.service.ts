@@ -40,14 +40,21 @@ export class AdminsService {
   ) {}
 
   async login(dto: LoginDto): Promise<AdminLoginDto> {
-    const admin = await this.query().addSelect('admin.passwordHash').where('admin.email = :email', { email: dto.email }).getOne();
+    const admin = await this.query()
+      .addSelect('admin.passwordHash')
+      .where('admin.email = :email', { email: dto.email })
+      .getOne();
     const valid = await this.passwords.verify(admin?.passwordHash, dto.password);
     if (!admin || !valid) throw new InvalidCredentialsError('Invalid email or password');
     if (!admin.isActive) throw new ForbiddenError('Admin account is deactivated');
     admin.lastLoginAt = new Date();
     await this.admins.update({ id: admin.id }, { lastLoginAt: admin.lastLoginAt });
     return {
-      accessToken: this.tokens.signAdminAccess({ adminUuid: admin.uuid, roleId: admin.role.id, roleName: admin.role.name }),
+      accessToken: this.tokens.signAdminAccess({
+        adminUuid: admin.uuid,
+        roleId: admin.role.id,
+        roleName: admin.role.name,
+      }),
       refreshToken: this.tokens.signRefresh(admin.uuid, true),
       tokenType: 'Bearer',
       expiresIn: this.tokens.accessTtlSeconds,
@@ -59,7 +66,12 @@ export class AdminsService {
   async forgotPassword(email: string): Promise<void> {
     const admin = await this.admins.findOne({ where: { email } });
     if (!admin || !admin.isActive) return;
-    const token = this.tokens.signReset({ uuid: admin.uuid, email: admin.email, isAdmin: true, pwv: admin.passwordVersion });
+    const token = this.tokens.signReset({
+      uuid: admin.uuid,
+      email: admin.email,
+      isAdmin: true,
+      pwv: admin.passwordVersion,
+    });
     await this.mail.sendAdminPasswordReset(admin.email, admin.fullName, token);
   }
 
@@ -68,7 +80,8 @@ export class AdminsService {
     if (!claims.isAdmin) throw new InvalidCredentialsError(INVALID_RESET);
     const admin = await this.admins.findOne({ where: { uuid: claims.uuid } });
     if (!admin || admin.email !== claims.email) throw new InvalidCredentialsError(INVALID_RESET);
-    if (!(await this.setPassword(admin.id, claims.pwv, dto.password))) throw new InvalidCredentialsError(INVALID_RESET);
+    if (!(await this.setPassword(admin.id, claims.pwv, dto.password)))
+      throw new InvalidCredentialsError(INVALID_RESET);
   }
 
   async updateMe(admin: Admin, dto: UpdateAdminMeDto): Promise<AdminDto> {
@@ -113,7 +126,12 @@ export class AdminsService {
       .skip(skipFor(q.page, q.limit))
       .take(q.limit)
       .getManyAndCount();
-    return toPage(items.map((a) => AdminDto.from(a)), total, q.page, q.limit);
+    return toPage(
+      items.map((a) => AdminDto.from(a)),
+      total,
+      q.page,
+      q.limit,
+    );
   }
 
   async get(uuid: string): Promise<AdminDto> {
@@ -126,7 +144,8 @@ export class AdminsService {
   }
 
   async create(dto: CreateAdminDto): Promise<AdminDto> {
-    if (await this.admins.exists({ where: { email: dto.email } })) throw new ConflictError('Email is already used by an admin');
+    if (await this.admins.exists({ where: { email: dto.email } }))
+      throw new ConflictError('Email is already used by an admin');
     const role = await this.role(dto.roleName);
     const admin = await this.admins.save(
       this.admins.create({
@@ -151,10 +170,15 @@ export class AdminsService {
     const id = await this.transactions.run(async (em) => {
       const target = await em.findOne(Admin, { where: { uuid } });
       if (!target) throw new NotFoundError('Admin not found');
-      const loses = (dto.isActive === false && target.isActive) || (newRole !== undefined && newRole.id !== target.roleId);
-      if (loses && target.id === actor.id) throw new ConflictError('You cannot deactivate or demote yourself');
+      const loses =
+        (dto.isActive === false && target.isActive) ||
+        (newRole !== undefined && newRole.id !== target.roleId);
+      if (loses && target.id === actor.id)
+        throw new ConflictError('You cannot deactivate or demote yourself');
       const losesSuperAdmin =
-        target.isActive && target.role.name === 'superAdmin' && (dto.isActive === false || (newRole && newRole.name !== 'superAdmin'));
+        target.isActive &&
+        target.role.name === 'superAdmin' &&
+        (dto.isActive === false || (newRole && newRole.name !== 'superAdmin'));
       if (losesSuperAdmin && (await this.countActiveSuperAdmins(em)) <= 1) {
         throw new ConflictError('The last active superAdmin cannot be deactivated or demoted');
       }
@@ -172,7 +196,12 @@ export class AdminsService {
   async ensureFirstSuperAdmin(email: string, password: string): Promise<boolean> {
     if ((await this.admins.count()) > 0) return false;
     try {
-      await this.create({ email: email.trim().toLowerCase(), fullName: 'Administrator', password, roleName: 'superAdmin' });
+      await this.create({
+        email: email.trim().toLowerCase(),
+        fullName: 'Administrator',
+        password,
+        roleName: 'superAdmin',
+      });
       return true;
     } catch (e) {
       if ((await this.admins.count()) > 0) return false; // another replica created it first

@@ -16,7 +16,8 @@ export class FirstAdminBootstrap implements OnApplicationBootstrap {
     const { ADMIN_EMAIL: email, ADMIN_PASSWORD: password } = this.config.env;
     if (!email || !password) return;
     try {
-      if (await this.admins.ensureFirstSuperAdmin(email, password)) this.logger.log(`Created the first superAdmin ${email}`);
+      if (await this.admins.ensureFirstSuperAdmin(email, password))
+        this.logger.log(`Created the first superAdmin ${email}`);
     } catch (e) {
       this.logger.error({ err: e }, 'Could not create the first superAdmin');
     }

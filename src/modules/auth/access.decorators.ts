@@ -17,10 +17,12 @@ export const RefreshTokenAuth = () =>
   applyDecorators(rule({ kind: 'refresh-token' }), ApiBearerAuth('bearer'), ApiErrors(400, 401));
 
 /** An active user (access token); the user is re-read from the database. */
-export const UserAuth = () => applyDecorators(rule({ kind: 'user', ownerOnly: false }), ApiBearerAuth('bearer'), ApiErrors(401, 403));
+export const UserAuth = () =>
+  applyDecorators(rule({ kind: 'user', ownerOnly: false }), ApiBearerAuth('bearer'), ApiErrors(401, 403));
 
 /** An active user whose company role is `owner`. */
-export const OwnerAuth = () => applyDecorators(rule({ kind: 'user', ownerOnly: true }), ApiBearerAuth('bearer'), ApiErrors(401, 403));
+export const OwnerAuth = () =>
+  applyDecorators(rule({ kind: 'user', ownerOnly: true }), ApiBearerAuth('bearer'), ApiErrors(401, 403));
 
 export const ALL_ADMIN_ROLES: readonly AdminRoleName[] = ['superAdmin', 'admin', 'accounting'];
 

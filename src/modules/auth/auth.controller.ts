@@ -10,7 +10,9 @@ import { AccessTokenDto, RefreshTokenDto } from './dto/refresh-token.dto';
 /** The token of an `Authorization: Bearer …` header, if any. */
 const BearerToken = createParamDecorator((_data: unknown, ctx: ExecutionContext): string | undefined => {
   const authorization = ctx.switchToHttp().getRequest<FastifyRequest>().headers.authorization;
-  return authorization && /^Bearer /i.test(authorization) ? authorization.slice(7).trim() || undefined : undefined;
+  return authorization && /^Bearer /i.test(authorization)
+    ? authorization.slice(7).trim() || undefined
+    : undefined;
 });
 
 @ApiTags('auth')

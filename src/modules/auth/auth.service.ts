@@ -26,7 +26,9 @@ export class AuthService {
     if (await this.blacklist.isRevoked(token as string)) {
       throw new InvalidCredentialsError('Refresh token has been revoked');
     }
-    const accessToken = claims.isAdmin ? await this.adminAccess(claims.uuid) : await this.userAccess(claims.uuid);
+    const accessToken = claims.isAdmin
+      ? await this.adminAccess(claims.uuid)
+      : await this.userAccess(claims.uuid);
     return { accessToken, tokenType: 'Bearer', expiresIn: this.tokens.accessTtlSeconds };
   }
 
@@ -39,8 +41,13 @@ export class AuthService {
 
   private async adminAccess(uuid: string): Promise<string> {
     const admin = await this.admins.findOne({ where: { uuid } });
-    if (!admin || !admin.isActive) throw new InvalidCredentialsError('Account no longer exists or is deactivated');
-    return this.tokens.signAdminAccess({ adminUuid: admin.uuid, roleId: admin.role.id, roleName: admin.role.name });
+    if (!admin || !admin.isActive)
+      throw new InvalidCredentialsError('Account no longer exists or is deactivated');
+    return this.tokens.signAdminAccess({
+      adminUuid: admin.uuid,
+      roleId: admin.role.id,
+      roleName: admin.role.name,
+    });
   }
 
   private async userAccess(uuid: string): Promise<string> {

@@ -7,7 +7,9 @@ import { RevokedRefreshToken } from './entities/revoked-refresh-token.entity';
 /** Revoked refresh tokens, kept in the database (every replica sees a revoke at once) as digests. */
 @Injectable()
 export class BlacklistService {
-  constructor(@InjectRepository(RevokedRefreshToken) private readonly revoked: Repository<RevokedRefreshToken>) {}
+  constructor(
+    @InjectRepository(RevokedRefreshToken) private readonly revoked: Repository<RevokedRefreshToken>,
+  ) {}
 
   async isRevoked(token: string): Promise<boolean> {
     return this.revoked.exists({ where: { tokenHash: sha256Hex(token) } });

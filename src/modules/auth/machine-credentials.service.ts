@@ -23,7 +23,12 @@ export class MachineCredentialsService {
   constructor(config: AppConfig) {
     const env = config.env;
     this.credentials = {
-      'api-key': { what: 'Internal API key', secret: env.INTERNAL_API_KEY, header: 'x-api-key', bearerAllowed: true },
+      'api-key': {
+        what: 'Internal API key',
+        secret: env.INTERNAL_API_KEY,
+        header: 'x-api-key',
+        bearerAllowed: true,
+      },
       'log-shipper-key': {
         what: 'Log shipper API key',
         secret: env.LOG_SHIPPER_API_KEY,

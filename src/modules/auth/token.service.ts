@@ -65,8 +65,17 @@ export class TokenService {
 
   /** Verifies signature and expiry; with `ignoreExpiration` only the signature (for revoke). */
   verifyRefresh(token: string, ignoreExpiration = false): RefreshClaims {
-    const claims = this.verify(token, this.config.keys.refresh, 'Invalid or expired refresh token', ignoreExpiration);
-    if (typeof claims.uuid !== 'string' || typeof claims.isAdmin !== 'boolean' || typeof claims.exp !== 'number') {
+    const claims = this.verify(
+      token,
+      this.config.keys.refresh,
+      'Invalid or expired refresh token',
+      ignoreExpiration,
+    );
+    if (
+      typeof claims.uuid !== 'string' ||
+      typeof claims.isAdmin !== 'boolean' ||
+      typeof claims.exp !== 'number'
+    ) {
       throw new InvalidCredentialsError('Invalid or expired refresh token');
     }
     return claims as unknown as RefreshClaims;
@@ -82,7 +91,11 @@ export class TokenService {
 
   verifyReset(token: string): ResetClaims {
     const claims = this.verify(token, this.config.keys.reset, 'Invalid or expired reset token');
-    if (typeof claims.uuid !== 'string' || typeof claims.pwv !== 'number' || typeof claims.isAdmin !== 'boolean') {
+    if (
+      typeof claims.uuid !== 'string' ||
+      typeof claims.pwv !== 'number' ||
+      typeof claims.isAdmin !== 'boolean'
+    ) {
       throw new InvalidCredentialsError('Invalid or expired reset token');
     }
     return claims as unknown as ResetClaims;

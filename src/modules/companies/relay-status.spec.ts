@@ -6,7 +6,11 @@ describe('deriveRelayStatus', () => {
   const paid = { status: 'active' as const, packageUuid: 'p', periodEnd: later, quota: 100, used: 10 };
 
   it.each([
-    ['suspended wins over everything', { ...paid, status: 'suspended' as const, packageUuid: null }, 'suspended'],
+    [
+      'suspended wins over everything',
+      { ...paid, status: 'suspended' as const, packageUuid: null },
+      'suspended',
+    ],
     ['never paid', { ...paid, packageUuid: null, periodEnd: null }, 'no_package'],
     ['period ended exactly now', { ...paid, periodEnd: now }, 'expired'],
     ['expired wins over quota', { ...paid, periodEnd: now, used: 500 }, 'expired'],

@@ -2,7 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { Repository } from 'typeorm';
-import { BadRequestError, ConflictError, ForbiddenError, InvalidCredentialsError } from '../../common/errors/domain-error';
+import {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  InvalidCredentialsError,
+} from '../../common/errors/domain-error';
 import { TransactionService } from '../../database/transaction.service';
 import { PasswordService } from '../auth/password.service';
 import { TokenService } from '../auth/token.service';
@@ -48,9 +53,15 @@ export class UsersService {
     const passwordHash = await this.passwords.hash(dto.password);
     const user = await this.transactions.run(async (em) => {
       const company = await em.save(
-        em.create(Company, { name: dto.companyName, phone: dto.phone ?? null, relayUsername: newRelayUsername() }),
+        em.create(Company, {
+          name: dto.companyName,
+          phone: dto.phone ?? null,
+          relayUsername: newRelayUsername(),
+        }),
       );
-      const contact = await em.save(em.create(Contact, { companyId: company.id, fullName: dto.fullName, phone: dto.phone ?? null }));
+      const contact = await em.save(
+        em.create(Contact, { companyId: company.id, fullName: dto.fullName, phone: dto.phone ?? null }),
+      );
       const created = await em.save(
         em.create(User, {
           email: dto.email,
@@ -118,7 +129,12 @@ export class UsersService {
   async forgotPassword(email: string): Promise<void> {
     const user = await this.withRelations().where('user.email = :email', { email }).getOne();
     if (!user) return;
-    const token = this.tokens.signReset({ uuid: user.uuid, email: user.email, isAdmin: false, pwv: user.passwordVersion });
+    const token = this.tokens.signReset({
+      uuid: user.uuid,
+      email: user.email,
+      isAdmin: false,
+      pwv: user.passwordVersion,
+    });
     await this.mail.sendUserPasswordReset(user.email, user.contact.fullName, token);
   }
 
@@ -176,7 +192,11 @@ export class UsersService {
   }
 
   private async sendVerification(user: User): Promise<void> {
-    const token = this.tokens.signVerification({ uuid: user.uuid, email: user.email, purpose: 'verify-email' });
+    const token = this.tokens.signVerification({
+      uuid: user.uuid,
+      email: user.email,
+      purpose: 'verify-email',
+    });
     await this.mail.sendVerification(user.email, user.contact.fullName, token);
   }
 

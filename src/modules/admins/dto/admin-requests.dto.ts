@@ -1,5 +1,14 @@
 import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
-import { IsBoolean, IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import {
+  IsBoolean,
+  IsEmail,
+  IsIn,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto';
 import { NormalizeEmail, QueryBoolean } from '../../../common/validation/query-transforms';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/user-requests.dto';
@@ -51,7 +60,11 @@ export class UpdateAdminMeDto {
   fullName?: string;
 }
 
-export const ADMIN_SORT_FIELDS = { createdAt: 'admin.created_at', email: 'admin.email', fullName: 'admin.full_name' } as const;
+export const ADMIN_SORT_FIELDS = {
+  createdAt: 'admin.created_at',
+  email: 'admin.email',
+  fullName: 'admin.full_name',
+} as const;
 
 export class ListAdminsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: ADMIN_ROLE_NAMES })

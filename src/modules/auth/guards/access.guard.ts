@@ -1,4 +1,11 @@
-import { CanActivate, ExecutionContext, ForbiddenException, Injectable, Logger, UnauthorizedException } from '@nestjs/common';
+import {
+  CanActivate,
+  ExecutionContext,
+  ForbiddenException,
+  Injectable,
+  Logger,
+  UnauthorizedException,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { FastifyRequest } from 'fastify';
@@ -43,7 +50,9 @@ export class AccessGuard implements CanActivate {
       context.getClass(),
     ]);
     if (!rule) {
-      this.logger.error(`Route ${context.getClass().name}.${context.getHandler().name} declares no access rule`);
+      this.logger.error(
+        `Route ${context.getClass().name}.${context.getHandler().name} declares no access rule`,
+      );
       throw new ForbiddenException('Access denied');
     }
 
@@ -76,7 +85,8 @@ export class AccessGuard implements CanActivate {
       if (!isAdminToken) throw new ForbiddenException('This route is for admins only');
       const admin = await this.admins.findOne({ where: { uuid: claims.adminUuid } });
       if (!admin || !admin.isActive) throw new UnauthorizedException('Admin account no longer active');
-      if (!rule.roles.includes(admin.role.name)) throw new ForbiddenException('Your role does not allow this');
+      if (!rule.roles.includes(admin.role.name))
+        throw new ForbiddenException('Your role does not allow this');
       request.principal = { kind: 'admin', admin };
       return true;
     }

@@ -25,7 +25,10 @@ export class BearerTokenGuard extends AuthGuard('jwt') {
 export class MailProviderBasicGuard extends AuthGuard('mail-provider-basic') {
   override handleRequest<T>(err: unknown, machine: T, _info: unknown, context: ExecutionContext): T {
     if (err || !machine) {
-      void context.switchToHttp().getResponse<FastifyReply>().header('www-authenticate', 'Basic realm="mail-provider"');
+      void context
+        .switchToHttp()
+        .getResponse<FastifyReply>()
+        .header('www-authenticate', 'Basic realm="mail-provider"');
       throw new UnauthorizedException('Missing or invalid Basic credentials');
     }
     return machine;

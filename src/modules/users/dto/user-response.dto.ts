@@ -38,7 +38,12 @@ export class ContactDto {
   position: string | null;
 
   static from(contact: Contact): ContactDto {
-    return { uuid: contact.uuid, fullName: contact.fullName, phone: contact.phone, position: contact.position };
+    return {
+      uuid: contact.uuid,
+      fullName: contact.fullName,
+      phone: contact.phone,
+      position: contact.position,
+    };
   }
 }
 
@@ -49,7 +54,12 @@ export class CompanySummaryDto {
   @ApiProperty({ enum: RELAY_STATUSES }) relayStatus: RelayStatus;
 
   static from(company: Company): CompanySummaryDto {
-    return { uuid: company.uuid, name: company.name, status: company.status, relayStatus: deriveRelayStatus(company) };
+    return {
+      uuid: company.uuid,
+      name: company.name,
+      status: company.status,
+      relayStatus: deriveRelayStatus(company),
+    };
   }
 }
 

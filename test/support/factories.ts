@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { AdminsService } from '../../src/modules/admins/admins.service';
+import { AdminRoleName } from '../../src/modules/admins/entities/admin-role.entity';
+import { TestApp } from './test-app';
+import { tokenFromLink } from './smtp-sink';
+
+export const PASSWORD = 'correct horse battery';
+
+export const uniqueEmail = (prefix = 'user'): string =>
+  `${prefix}-${randomBytes(5).toString('hex')}@example.com`;
+
+export interface RegisteredUser {
+  email: string;
+  password: string;
+  userUuid: string;
+  companyUuid: string;
+}
+
+export interface LoggedIn {
+  accessToken: string;
+  refreshToken: string;
+}
+
+/** POST /api/v1/users/register; the user is `pending` until verified. */
+export async function registerUser(
+  t: TestApp,
+  overrides: Partial<{ email: string; password: string }> = {},
+): Promise<RegisteredUser> {
+  const email = overrides.email ?? uniqueEmail();
+  const password = overrides.password ?? PASSWORD;
+  const res = await t
+    .http()
+    .post('/api/v1/users/register')
+    .send({ companyName: 'Acme Mail', fullName: 'Ada Owner', email, password })
+    .expect(201);
+  return { email, password, userUuid: res.body.data.user.uuid, companyUuid: res.body.data.company.uuid };
+}
+
+/** Registers, follows the verification link of the e-mail the SMTP sink received, and logs in. */
+export async function createActiveUser(t: TestApp): Promise<RegisteredUser & LoggedIn> {
+  const user = await registerUser(t);
+  const mail = await t.smtp.waitFor(user.email, /verify/i);
+  await t
+    .http()
+    .post('/api/v1/users/verify-email')
+    .send({ token: tokenFromLink(mail, '/verify-email') })
+    .expect(200);
+  return { ...user, ...(await loginUser(t, user.email, user.password)) };
+}
+
+export async function loginUser(t: TestApp, email: string, password = PASSWORD): Promise<LoggedIn> {
+  const res = await t.http().post('/api/v1/users/login').send({ email, password }).expect(200);
+  return { accessToken: res.body.data.accessToken, refreshToken: res.body.data.refreshToken };
+}
+
+export interface CreatedAdmin extends LoggedIn {
+  uuid: string;
+  email: string;
+  password: string;
+}
+
+/** An admin of the given role, created through the service and logged in through the API. */
+export async function createAdmin(t: TestApp, roleName: AdminRoleName = 'superAdmin'): Promise<CreatedAdmin> {
+  const email = uniqueEmail(roleName.toLowerCase());
+  const admin = await t.app
+    .get(AdminsService)
+    .create({ email, fullName: `The ${roleName}`, password: PASSWORD, roleName });
+  const res = await t.http().post('/api/v1/admins/login').send({ email, password: PASSWORD }).expect(200);
+  return {
+    uuid: admin.uuid,
+    email,
+    password: PASSWORD,
+    accessToken: res.body.data.accessToken,
+    refreshToken: res.body.data.refreshToken,
+  };
+}
+
+export const bearer = (token: string): [string, string] => ['authorization', `Bearer ${token}`];
+
+/** Row count of a table, for "nothing was written" assertions. */
+export async function countRows(t: TestApp, table: string): Promise<number> {
+  const rows: Array<{ n: string | number }> = await t.dataSource.query(`SELECT COUNT(*) AS n FROM ${table}`);
+  return Number(rows[0].n);
+}
+
+export async function countAll(
+  t: TestApp,
+  tables = ['users', 'contacts', 'companies', 'admins', 'refresh_token_blacklist'],
+) {
+  const counts: Record<string, number> = {};
+  for (const table of tables) counts[table] = await countRows(t, table);
+  return counts;
+}
+
+/** Asserts the failure envelope of the spec. */
+export function expectFailure(body: unknown, code: number, msg?: string | RegExp): void {
+  expect(body).toMatchObject({ status: 'failed', code, data: null });
+  const b = body as { msg: string; error: { msg: string } };
+  expect(typeof b.error.msg).toBe('string');
+  expect(b.error.msg).toBe(b.msg);
+  if (typeof msg === 'string') expect(b.msg).toBe(msg);
+  else if (msg) expect(b.msg).toMatch(msg);
+}

@@ -1,0 +1,79 @@
+import { simpleParser, ParsedMail } from 'mailparser';
+import { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+
+export interface ReceivedMail {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** A real SMTP server on loopback that keeps every message it receives. */
+export class SmtpSink {
+  readonly mails: ReceivedMail[] = [];
+  private waiters: Array<() => void> = [];
+  private server?: SMTPServer;
+  port = 0;
+
+  async start(): Promise<this> {
+    this.server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onData: (stream, session, callback) => {
+        simpleParser(stream)
+          .then((parsed: ParsedMail) => {
+            for (const rcpt of session.envelope.rcptTo) {
+              this.mails.push({
+                to: rcpt.address.toLowerCase(),
+                subject: parsed.subject ?? '',
+                text: parsed.text ?? '',
+                html: typeof parsed.html === 'string' ? parsed.html : '',
+              });
+            }
+            this.waiters.splice(0).forEach((w) => w());
+            callback();
+          })
+          .catch((e: Error) => callback(e));
+      },
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.server.address() as AddressInfo).port;
+    return this;
+  }
+
+  get url(): string {
+    return `smtp://127.0.0.1:${this.port}`;
+  }
+
+  /** Waits (up to 5 s) for the n-th mail to `to` whose subject matches. */
+  async waitFor(to: string, subject: RegExp, nth = 1): Promise<ReceivedMail> {
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const found = this.mails.filter((m) => m.to === to.toLowerCase() && subject.test(m.subject));
+      if (found.length >= nth) return found[nth - 1];
+      if (Date.now() > deadline) throw new Error(`No mail #${nth} to ${to} matching ${subject}`);
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, 200);
+      });
+    }
+  }
+
+  count(to: string, subject?: RegExp): number {
+    return this.mails.filter((m) => m.to === to.toLowerCase() && (!subject || subject.test(m.subject)))
+      .length;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+/** The token of the link `{APP_URL}{path}?token=…` in a mail's text. */
+export function tokenFromLink(mail: ReceivedMail, path: string): string {
+  const match = new RegExp(`${path.replace(/[/]/g, '\\/')}\\?token=([^\\s"<>]+)`).exec(mail.text);
+  if (!match) throw new Error(`No ${path} link in mail "${mail.subject}"`);
+  return decodeURIComponent(match[1]);
+}
