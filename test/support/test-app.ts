@@ -132,7 +132,10 @@ async function freshDatabase(): Promise<FreshDatabase> {
   const baseUrl = process.env.DATABASE_URL;
   if (!baseUrl) {
     const dir = mkdtempSync(join(tmpdir(), 'relay-test-'));
-    return { env: { DATA_DIR: dir }, drop: () => Promise.resolve(rmSync(dir, { recursive: true, force: true })) };
+    return {
+      env: { DATA_DIR: dir },
+      drop: () => Promise.resolve(rmSync(dir, { recursive: true, force: true })),
+    };
   }
   const name = `relay_test_${process.pid}_${randomBytes(4).toString('hex')}`;
   const admin = new Client({ connectionString: baseUrl });
