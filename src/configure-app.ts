@@ -33,7 +33,6 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   const config = app.get(AppConfig);
   app.useLogger(app.get(Logger));
   app.flushLogs();
-  app.enableShutdownHooks();
 
   const fastify = app.getHttpAdapter().getInstance();
   registerStrictJsonParser(fastify);

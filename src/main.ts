@@ -1,30 +1,50 @@
 import 'dotenv/config';
-import { Logger } from 'nestjs-pino';
 import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { AppConfig, ConfigurationError } from './config/app-config';
 import { configureApp, createFastifyAdapter, NEST_APP_OPTIONS } from './configure-app';
 
+/** How long SIGTERM waits for requests in flight before the process exits anyway. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 async function bootstrap(): Promise<void> {
-  const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule,
-    createFastifyAdapter(),
-    NEST_APP_OPTIONS,
-  );
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule, createFastifyAdapter(), NEST_APP_OPTIONS);
   await configureApp(app);
   const port = app.get(AppConfig).env.PORT;
   await app.listen(port, '0.0.0.0');
-  app.get(Logger).log(`Listening on port ${port}; API docs at /api-docs`, 'Bootstrap');
+  const logger = app.get(Logger);
+  logger.log(`Listening on port ${port}; API docs at /api-docs`, 'Bootstrap');
+
+  // Nest's enableShutdownHooks() re-raises the signal after closing (exit status 143); the
+  // contract wants: stop accepting, finish requests in flight (≤ 10 s), close the database, exit 0.
+  let closing = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (closing) return;
+    closing = true;
+    logger.log(`${signal} received: finishing requests in flight, then exiting`, 'Bootstrap');
+    setTimeout(() => {
+      logger.error(`Requests still running after ${SHUTDOWN_GRACE_MS} ms: exiting anyway`, 'Bootstrap');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS).unref();
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'Error while shutting down', 'Bootstrap');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
 }
 
 bootstrap().catch((error: unknown) => {
   if (error instanceof ConfigurationError) {
     process.stderr.write(`${error.message}\n`);
   } else {
-    process.stderr.write(
-      `Failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
+    process.stderr.write(`Failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   }
   process.exit(1);
 });

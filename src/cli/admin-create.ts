@@ -1,0 +1,137 @@
+import 'dotenv/config';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { plainToInstance } from 'class-transformer';
+import { validate } from 'class-validator';
+import { parseArgs } from 'node:util';
+import { DomainError } from '../common/errors/domain-error';
+import { ConfigurationError } from '../config/app-config';
+import { AppConfigModule } from '../config/config.module';
+import { DatabaseModule } from '../database/database.module';
+import { AdminsService } from '../modules/admins/admins.service';
+import { CreateAdminDto } from '../modules/admins/dto/admin-requests.dto';
+import { AdminRole, ADMIN_ROLE_NAMES } from '../modules/admins/entities/admin-role.entity';
+import { Admin } from '../modules/admins/entities/admin.entity';
+import { AuthModule } from '../modules/auth/auth.module';
+import { MailModule } from '../modules/mail/mail.module';
+
+/**
+ * `npm run admin:create -- --email a@b.c --password ... --role superAdmin [--name "Full Name"]`
+ *
+ * Creates one admin through AdminsService.create (the same rules and hashing as
+ * `POST /api/v1/admins`). The context is smaller than AppModule on purpose: no HTTP logger,
+ * no scheduled jobs, no rate limiter, and no first-admin bootstrap from ADMIN_EMAIL (that
+ * belongs to the service's start, not to this command). Migrations run as at start, so a
+ * fresh database works.
+ */
+@Module({
+  imports: [
+    AppConfigModule,
+    DatabaseModule,
+    MailModule,
+    AuthModule,
+    TypeOrmModule.forFeature([Admin, AdminRole]),
+  ],
+  providers: [AdminsService],
+})
+class AdminCliModule {}
+
+export const USAGE = `Usage: npm run admin:create -- --email <email> --password <password> --role <${ADMIN_ROLE_NAMES.join('|')}> [--name "Full Name"]
+
+  --email     the admin's e-mail address (stored trimmed and lower-cased)
+  --password  10 to 128 characters
+  --role      one of ${ADMIN_ROLE_NAMES.join(', ')}
+  --name      full name (default "Administrator")`;
+
+class UsageError extends Error {}
+
+/** Parses and validates the arguments with the same DTO as the API; throws UsageError with every problem. */
+export async function parseAdminArgs(argv: string[]): Promise<CreateAdminDto> {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        email: { type: 'string' },
+        password: { type: 'string' },
+        role: { type: 'string' },
+        name: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+  if (values.help) throw new UsageError('');
+
+  const problems: string[] = [];
+  for (const required of ['email', 'password', 'role'] as const) {
+    if (values[required] === undefined) problems.push(`--${required} is required`);
+  }
+  if (problems.length) throw new UsageError(problems.join('\n'));
+
+  const dto = plainToInstance(CreateAdminDto, {
+    email: values.email,
+    password: values.password,
+    roleName: values.role,
+    fullName: typeof values.name === 'string' ? values.name.trim() : 'Administrator',
+  });
+  const option: Record<string, string> = { roleName: 'role', fullName: 'name' };
+  for (const error of await validate(dto)) {
+    // Messages never echo the password: class-validator's length messages name only the limit.
+    const flag = `--${option[error.property] ?? error.property}`;
+    if (error.property === 'roleName') {
+      problems.push(`${flag} must be one of ${ADMIN_ROLE_NAMES.join(', ')}`);
+      continue;
+    }
+    for (const message of Object.values(error.constraints ?? {})) {
+      problems.push(`${flag}: ${message.replace(/^\w+ /, '')}`);
+    }
+  }
+  if (problems.length) throw new UsageError(problems.join('\n'));
+  return dto;
+}
+
+async function main(argv: string[]): Promise<number> {
+  let dto: CreateAdminDto;
+  try {
+    dto = await parseAdminArgs(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`${e.message ? `${e.message}\n\n` : ''}${USAGE}\n`);
+    return 1;
+  }
+
+  const app = await NestFactory.createApplicationContext(AdminCliModule, { logger: ['error', 'fatal'] });
+  try {
+    const admin = await app.get(AdminsService).create(dto);
+    process.stdout.write(
+      `Created admin ${admin.uuid}\n  email: ${admin.email}\n  role:  ${admin.role.name}\n`,
+    );
+    return 0;
+  } catch (e) {
+    if (e instanceof DomainError) {
+      process.stderr.write(`Could not create the admin: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    await app.close();
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2))
+    .then((code) => process.exit(code))
+    .catch((error: unknown) => {
+      const text =
+        error instanceof ConfigurationError
+          ? error.message
+          : `Failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+      process.stderr.write(`${text}\n`);
+      process.exit(1);
+    });
+}

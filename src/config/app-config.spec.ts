@@ -1,0 +1,80 @@
+import { AppConfig, ConfigurationError } from './app-config';
+
+const quiet = { warn: () => undefined } as never;
+const strong = (c: string) => c.repeat(40);
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  JWT_ACCESS_SECRET: strong('a'),
+  JWT_REFRESH_SECRET: strong('b'),
+  JWT_VERIFICATION_SECRET: strong('c'),
+  JWT_RESET_SECRET: strong('d'),
+  ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+};
+
+function problemsOf(env: NodeJS.ProcessEnv): string[] {
+  try {
+    AppConfig.fromEnv(env, quiet);
+    return [];
+  } catch (e) {
+    if (e instanceof ConfigurationError) return e.problems;
+    throw e;
+  }
+}
+
+describe('AppConfig', () => {
+  it('applies the defaults of the configuration table', () => {
+    const config = AppConfig.fromEnv({}, quiet);
+    expect(config.env).toMatchObject({
+      PORT: 3000,
+      NODE_ENV: 'development',
+      JWT_ACCESS_TTL: '60s',
+      JWT_REFRESH_TTL: '1d',
+      RATE_LIMIT_PER_MINUTE: 600,
+      LOGIN_RATE_LIMIT_PER_MINUTE: 10,
+      APP_URL: 'http://localhost:5173',
+    });
+    expect(config.publicUrl).toBe('http://localhost:3000');
+    expect(config.corsOrigins).toEqual(['http://localhost:5173']);
+    expect(config.logLevel).toBe('info');
+  });
+
+  it('generates distinct secrets outside production, held as KeyObjects', () => {
+    const { keys } = AppConfig.fromEnv({}, quiet);
+    expect(keys.access.type).toBe('secret');
+    expect(keys.access.equals(keys.refresh)).toBe(false);
+  });
+
+  it('starts in production when every secret is strong and distinct', () => {
+    expect(problemsOf(PRODUCTION)).toEqual([]);
+  });
+
+  it('lists every problem at once in production', () => {
+    const problems = problemsOf({
+      NODE_ENV: 'production',
+      JWT_ACCESS_SECRET: 'short',
+      JWT_REFRESH_SECRET: strong('b'),
+      JWT_VERIFICATION_SECRET: strong('b'),
+      PORT: 'eighty',
+    });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'JWT_ACCESS_SECRET must be at least 32 characters long',
+        'JWT_RESET_SECRET is required in production',
+        'the four JWT secrets must all differ',
+        'ENCRYPTION_KEY is required in production',
+        expect.stringMatching(/PORT/),
+      ]),
+    );
+  });
+
+  it.each([
+    [{ ENCRYPTION_KEY: 'dG9vIHNob3J0' }, /ENCRYPTION_KEY must be 32 bytes/],
+    [{ ADMIN_EMAIL: 'a@b.co' }, /ADMIN_EMAIL and ADMIN_PASSWORD must be set together/],
+    [{ ADMIN_EMAIL: 'a@b.co', ADMIN_PASSWORD: 'short' }, /ADMIN_PASSWORD must be 10 to 128/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must be a postgres/],
+    [{ JWT_ACCESS_TTL: 'soon' }, /JWT_ACCESS_TTL must be a duration/],
+    [{ RATE_LIMIT_PER_MINUTE: '0' }, /RATE_LIMIT_PER_MINUTE/],
+  ])('refuses %j', (env, message) => {
+    expect(problemsOf(env)).toEqual(expect.arrayContaining([expect.stringMatching(message)]));
+  });
+});
