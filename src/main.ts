@@ -10,7 +10,11 @@ import { configureApp, createFastifyAdapter, NEST_APP_OPTIONS } from './configur
 const SHUTDOWN_GRACE_MS = 10_000;
 
 async function bootstrap(): Promise<void> {
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule, createFastifyAdapter(), NEST_APP_OPTIONS);
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule,
+    createFastifyAdapter(),
+    NEST_APP_OPTIONS,
+  );
   await configureApp(app);
   const port = app.get(AppConfig).env.PORT;
   await app.listen(port, '0.0.0.0');
@@ -44,7 +48,9 @@ bootstrap().catch((error: unknown) => {
   if (error instanceof ConfigurationError) {
     process.stderr.write(`${error.message}\n`);
   } else {
-    process.stderr.write(`Failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `Failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
   }
   process.exit(1);
 });

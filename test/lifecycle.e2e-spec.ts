@@ -46,7 +46,12 @@ describe('Process lifecycle', () => {
     await waitForHealth(port);
     const live = await fetch(`http://127.0.0.1:${port}/health/live`);
     expect(live.status).toBe(200);
-    expect(await live.json()).toEqual({ status: 'success', code: 200, msg: 'Service is alive', data: { status: 'ok' } });
+    expect(await live.json()).toEqual({
+      status: 'success',
+      code: 200,
+      msg: 'Service is alive',
+      data: { status: 'ok' },
+    });
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -1,0 +1,128 @@
+import { Controller, Get, Module, Param } from '@nestjs/common';
+import { UserAuth } from '../src/modules/auth/access.decorators';
+import { CompanyScoped, OwnedResource } from '../src/modules/auth/guards/company-ownership.guard';
+import { Contact } from '../src/modules/users/entities/contact.entity';
+import {
+  bearer,
+  createActiveUser,
+  createAdmin,
+  expectFailure,
+  RegisteredUser,
+  LoggedIn,
+} from './support/factories';
+import { createTestApp, TestApp } from './support/test-app';
+
+/** Routes mounted by this test only: the ownership guards that later areas put on their routes. */
+@Controller('test/ownership')
+class OwnershipProbeController {
+  @Get('companies/:companyUuid')
+  @UserAuth()
+  @CompanyScoped()
+  company(@Param('companyUuid') companyUuid: string) {
+    return { companyUuid };
+  }
+
+  @Get('contacts/:uuid')
+  @UserAuth()
+  @OwnedResource(Contact, 'Contact not found')
+  contact(@Param('uuid') uuid: string) {
+    return { uuid };
+  }
+}
+
+@Module({ controllers: [OwnershipProbeController] })
+class OwnershipProbeModule {}
+
+describe('Company ownership guards', () => {
+  let t: TestApp;
+  let alice: RegisteredUser & LoggedIn;
+  let bob: RegisteredUser & LoggedIn;
+
+  beforeAll(async () => {
+    t = await createTestApp({ imports: [OwnershipProbeModule] });
+    alice = await createActiveUser(t);
+    bob = await createActiveUser(t);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const contactUuidOf = async (user: LoggedIn) => {
+    const me = await t
+      .http()
+      .get('/api/v1/users/me')
+      .set(...bearer(user.accessToken))
+      .expect(200);
+    return me.body.data.contact.uuid as string;
+  };
+
+  it('lets a user reach its own :companyUuid', async () => {
+    const res = await t
+      .http()
+      .get(`/test/ownership/companies/${alice.companyUuid}`)
+      .set(...bearer(alice.accessToken))
+      .expect(200);
+    expect(res.body).toMatchObject({ status: 'success', data: { companyUuid: alice.companyUuid } });
+  });
+
+  it("answers 403 for another company's :companyUuid", async () => {
+    const res = await t
+      .http()
+      .get(`/test/ownership/companies/${bob.companyUuid}`)
+      .set(...bearer(alice.accessToken))
+      .expect(403);
+    expectFailure(res.body, 403, 'This company is not yours');
+  });
+
+  it("answers 404 for another company's resource, exactly as for one that does not exist", async () => {
+    const own = await t
+      .http()
+      .get(`/test/ownership/contacts/${await contactUuidOf(alice)}`)
+      .set(...bearer(alice.accessToken))
+      .expect(200);
+    expect(own.body.data.uuid).toBeDefined();
+
+    const foreign = await t
+      .http()
+      .get(`/test/ownership/contacts/${await contactUuidOf(bob)}`)
+      .set(...bearer(alice.accessToken))
+      .expect(404);
+    const missing = await t
+      .http()
+      .get('/test/ownership/contacts/00000000-0000-4000-8000-000000000000')
+      .set(...bearer(alice.accessToken))
+      .expect(404);
+    expectFailure(foreign.body, 404, 'Contact not found');
+    expect(foreign.body).toEqual(missing.body);
+  });
+
+  it('keeps admins out of user-scoped routes (403) and anonymous callers out (401)', async () => {
+    const admin = await createAdmin(t, 'superAdmin');
+    const res = await t
+      .http()
+      .get(`/test/ownership/companies/${alice.companyUuid}`)
+      .set(...bearer(admin.accessToken))
+      .expect(403);
+    expectFailure(res.body, 403);
+    await t.http().get(`/test/ownership/companies/${alice.companyUuid}`).expect(401);
+  });
+
+  it('reads the company from the database, not the token', async () => {
+    // Move Alice to Bob's company behind the token's back: her old token now reaches Bob's company only.
+    const { companyId } = await t.dataSource
+      .getRepository(Contact)
+      .findOneByOrFail({ uuid: await contactUuidOf(bob) });
+    const repo = t.dataSource.getRepository('User');
+    await repo.update({ email: alice.email }, { companyId });
+    await t
+      .http()
+      .get(`/test/ownership/companies/${alice.companyUuid}`)
+      .set(...bearer(alice.accessToken))
+      .expect(403);
+    await t
+      .http()
+      .get(`/test/ownership/companies/${bob.companyUuid}`)
+      .set(...bearer(alice.accessToken))
+      .expect(200);
+  });
+});
