@@ -10,6 +10,8 @@ import { configureApp, createFastifyAdapter, NEST_APP_OPTIONS } from './configur
 const SHUTDOWN_GRACE_MS = 10_000;
 
 async function bootstrap(): Promise<void> {
+  // Validate before Nest starts, so a configuration error is a plain list rather than a stack trace.
+  AppConfig.fromEnv();
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule,
     createFastifyAdapter(),

@@ -58,7 +58,8 @@ export async function startService(env: Record<string, string>, timeoutMs = 30_0
   try {
     for (;;) {
       if (exited) throw new Error(`The service ${exited} before it was ready:\n${output()}`);
-      if (performance.now() - started > timeoutMs) throw new Error(`Not ready after ${timeoutMs} ms:\n${output()}`);
+      if (performance.now() - started > timeoutMs)
+        throw new Error(`Not ready after ${timeoutMs} ms:\n${output()}`);
       if ((await statusOf(`${baseUrl}/health`)) === 200) break;
       await sleep(10);
     }

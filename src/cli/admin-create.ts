@@ -45,6 +45,7 @@ export const USAGE = `Usage: npm run admin:create -- --email <email> --password 
   --name      full name (default "Administrator")`;
 
 class UsageError extends Error {}
+class HelpRequested extends Error {}
 
 /** Parses and validates the arguments with the same DTO as the API; throws UsageError with every problem. */
 export async function parseAdminArgs(argv: string[]): Promise<CreateAdminDto> {
@@ -65,7 +66,7 @@ export async function parseAdminArgs(argv: string[]): Promise<CreateAdminDto> {
   } catch (e) {
     throw new UsageError(e instanceof Error ? e.message : String(e));
   }
-  if (values.help) throw new UsageError('');
+  if (values.help) throw new HelpRequested();
 
   const problems: string[] = [];
   for (const required of ['email', 'password', 'role'] as const) {
@@ -100,8 +101,12 @@ async function main(argv: string[]): Promise<number> {
   try {
     dto = await parseAdminArgs(argv);
   } catch (e) {
+    if (e instanceof HelpRequested) {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
     if (!(e instanceof UsageError)) throw e;
-    process.stderr.write(`${e.message ? `${e.message}\n\n` : ''}${USAGE}\n`);
+    process.stderr.write(`${e.message}\n\n${USAGE}\n`);
     return 1;
   }
 

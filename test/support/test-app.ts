@@ -122,13 +122,13 @@ function applyEnv(env: Record<string, string | undefined>): () => void {
   };
 }
 
-interface FreshDatabase {
+export interface FreshDatabase {
   env: Record<string, string | undefined>;
   drop(): Promise<void>;
 }
 
 /** The base DATABASE_URL (PostgreSQL runs) stays untouched; each app gets its own database in it. */
-async function freshDatabase(): Promise<FreshDatabase> {
+export async function freshDatabase(): Promise<FreshDatabase> {
   const baseUrl = process.env.DATABASE_URL;
   if (!baseUrl) {
     const dir = mkdtempSync(join(tmpdir(), 'relay-test-'));

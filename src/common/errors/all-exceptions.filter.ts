@@ -110,13 +110,19 @@ function driverCode(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+/**
+ * Messages of a database that cannot be reached or whose connection is closed: pg's pool and
+ * client, TypeORM's drivers ("Driver not Connected", "Connection with … database is not
+ * established") and better-sqlite3 ("The database connection is not open", a TypeError).
+ */
+const DATABASE_UNAVAILABLE_MESSAGE =
+  /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Connection is not established|Connection with \w+ database is not established|Driver not Connected|Cannot use a pool after calling end on the pool|Client was closed and is not queryable|The database connection is not open|database system is (shutting down|starting up)/i;
+
 function isDatabaseUnavailable(error: unknown): boolean {
   const code = driverCode(error);
   if (code && DATABASE_UNAVAILABLE.has(code)) return true;
   const message = error instanceof Error ? error.message : '';
-  return /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Connection is not established|database system is (shutting down|starting up)/i.test(
-    message,
-  );
+  return DATABASE_UNAVAILABLE_MESSAGE.test(message);
 }
 
 /** Errors raised by Fastify itself (body parsing, limits, media types) carry a 4xx statusCode. */

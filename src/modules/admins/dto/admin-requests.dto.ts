@@ -60,10 +60,11 @@ export class UpdateAdminMeDto {
   fullName?: string;
 }
 
+/** Entity property paths (not column names): TypeORM needs them to order a joined, paginated query. */
 export const ADMIN_SORT_FIELDS = {
-  createdAt: 'admin.created_at',
+  createdAt: 'admin.createdAt',
   email: 'admin.email',
-  fullName: 'admin.full_name',
+  fullName: 'admin.fullName',
 } as const;
 
 export class ListAdminsQueryDto extends PageQueryDto {
