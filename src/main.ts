@@ -11,7 +11,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 async function bootstrap(): Promise<void> {
   // Validate before Nest starts, so a configuration error is a plain list rather than a stack trace.
-  AppConfig.fromEnv();
+  AppConfig.fromEnv(process.env, { warn: () => undefined });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule,
     createFastifyAdapter(),

@@ -1,6 +1,6 @@
 import { AppConfig, ConfigurationError } from './app-config';
 
-const quiet = { warn: () => undefined } as never;
+const quiet = { warn: () => undefined };
 const strong = (c: string) => c.repeat(40);
 const PRODUCTION = {
   NODE_ENV: 'production',

@@ -156,7 +156,10 @@ export class AppConfig {
     return this.env.APP_URL.replace(/\/+$/, '');
   }
 
-  static fromEnv(source: NodeJS.ProcessEnv = process.env, logger = new Logger('Config')): AppConfig {
+  static fromEnv(
+    source: NodeJS.ProcessEnv = process.env,
+    logger: Pick<Logger, 'warn'> = new Logger('Config'),
+  ): AppConfig {
     const env = plainToInstance(EnvironmentVariables, { ...source }, { exposeDefaultValues: true });
     const problems = validateSync(env, { whitelist: true, forbidUnknownValues: false }).flatMap((e) =>
       Object.values(e.constraints ?? {}),

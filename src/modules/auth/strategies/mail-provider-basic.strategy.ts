@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
+import type { FastifyRequest } from 'fastify';
 import { BasicStrategy } from 'passport-http';
 import { AppConfig } from '../../../config/app-config';
 import { matchesAnySecret } from '../../../common/secrets';
@@ -13,13 +14,28 @@ export class MailProviderBasicStrategy extends PassportStrategy(BasicStrategy, '
   private readonly pairs: string[];
 
   constructor(config: AppConfig) {
-    super({ realm: 'mail-provider' });
+    super({ realm: 'mail-provider', passReqToCallback: true });
     this.pairs = mailProviderPairs(config);
   }
 
-  validate(username: string, password: string): { machine: 'mail-provider' } | false {
-    return matchesAnySecret(`${username}:${password}`, this.pairs) ? { machine: 'mail-provider' } : false;
+  /**
+   * passport-http cuts the password at its first `:` (RFC 7617 allows colons in a password), so
+   * the pair is read whole from the header: `user:pa:ss` must not pass as `user:pa`.
+   */
+  validate(
+    request: FastifyRequest,
+    _username: string,
+    _password: string,
+  ): { machine: 'mail-provider' } | false {
+    const pair = basicPair(request.headers.authorization);
+    return pair !== undefined && matchesAnySecret(pair, this.pairs) ? { machine: 'mail-provider' } : false;
   }
+}
+
+/** The decoded `user:password` of an `Authorization: Basic …` header. */
+function basicPair(authorization: string | undefined): string | undefined {
+  const match = authorization ? /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(authorization) : null;
+  return match ? Buffer.from(match[1], 'base64').toString('utf8') : undefined;
 }
 
 /**
