@@ -83,7 +83,11 @@ export class AccessGuard implements CanActivate {
 
     if (rule.kind === 'admin') {
       if (!isAdminToken) throw new ForbiddenException('This route is for admins only');
-      const admin = await this.admins.findOne({ where: { uuid: claims.adminUuid } });
+      const admin = await this.admins
+        .createQueryBuilder('admin')
+        .innerJoinAndSelect('admin.role', 'role')
+        .where('admin.uuid = :uuid', { uuid: claims.adminUuid })
+        .getOne();
       if (!admin || !admin.isActive) throw new UnauthorizedException('Admin account no longer active');
       if (!rule.roles.includes(admin.role.name))
         throw new ForbiddenException('Your role does not allow this');
