@@ -6,3 +6,10 @@
 const usesPostgres = (): boolean => Boolean(process.env.DATABASE_URL);
 
 export const DATETIME = usesPostgres() ? 'timestamptz' : 'datetime';
+export const BINARY = usesPostgres() ? 'bytea' : 'blob';
+
+/** bigint comes back from pg as a string; amounts of money are safe integers, so read them as numbers. */
+export const bigintAsNumber = {
+  to: (value: number | null | undefined) => value,
+  from: (value: string | number | null) => (value === null || value === undefined ? null : Number(value)),
+};

@@ -1,9 +1,28 @@
 import { AdminRole } from '../modules/admins/entities/admin-role.entity';
 import { Admin } from '../modules/admins/entities/admin.entity';
 import { RevokedRefreshToken } from '../modules/auth/entities/revoked-refresh-token.entity';
+import { Billing } from '../modules/billings/entities/billing.entity';
+import { PaymentEvent } from '../modules/billings/entities/payment-event.entity';
+import { CompanyAuditEvent } from '../modules/companies/entities/company-audit-event.entity';
+import { CompanyUsageDay } from '../modules/companies/entities/company-usage-day.entity';
 import { Company } from '../modules/companies/entities/company.entity';
+import { Notification } from '../modules/notifications/entities/notification.entity';
+import { Package } from '../modules/packages/entities/package.entity';
 import { Contact } from '../modules/users/entities/contact.entity';
 import { User } from '../modules/users/entities/user.entity';
 
 /** Every entity, for the data source (the app and the TypeORM CLI share it). */
-export const ENTITIES = [AdminRole, Admin, Company, Contact, User, RevokedRefreshToken];
+export const ENTITIES = [
+  AdminRole,
+  Admin,
+  Company,
+  CompanyUsageDay,
+  CompanyAuditEvent,
+  Contact,
+  User,
+  RevokedRefreshToken,
+  Package,
+  Billing,
+  PaymentEvent,
+  Notification,
+];

@@ -23,3 +23,5 @@ export const timestampColumns = (qr: QueryRunner): TableColumnOptions[] => [
   { name: 'created_at', type: datetimeType(qr), default: 'CURRENT_TIMESTAMP' },
   { name: 'updated_at', type: datetimeType(qr), default: 'CURRENT_TIMESTAMP' },
 ];
+
+export const binaryType = (qr: QueryRunner): string => (qr.connection.driver.options.type === 'postgres' ? 'bytea' : 'blob');

@@ -2,6 +2,9 @@ import { Column, Entity } from 'typeorm';
 import { DATETIME } from '../../../database/column-types';
 import { BaseEntity } from '../../../database/base.entity';
 
+export const MAILBOX_SUITES = ['none', 'microsoft365', 'google-workspace'] as const;
+export type MailboxSuite = (typeof MAILBOX_SUITES)[number];
+
 export const COMPANY_STATUSES = ['active', 'suspended'] as const;
 export type CompanyStatus = (typeof COMPANY_STATUSES)[number];
 
@@ -57,4 +60,28 @@ export class Company extends BaseEntity {
 
   @Column({ type: 'integer', default: 0 })
   used: number;
+
+  @Column({ type: DATETIME, nullable: true })
+  quotaWarnedAt80: Date | null;
+
+  @Column({ type: DATETIME, nullable: true })
+  quotaWarnedAt100: Date | null;
+
+  /** SHA-256 of the current script token, for the public script lookup. */
+  @Column({ type: 'varchar', length: 64, nullable: true, unique: true, select: false })
+  scriptTokenHash: string | null;
+
+  /** The same token encrypted (AES-256-GCM) so the owner can see the script URL again. */
+  @Column({ type: 'varchar', length: 500, nullable: true, select: false })
+  scriptTokenCipher: string | null;
+
+  @Column({ type: 'varchar', length: 32, default: 'none' })
+  mailboxSuite: MailboxSuite;
+
+  /** IPs / CIDRs that may relay without SMTP auth (mailbox suites). */
+  @Column({ type: 'simple-json', default: '[]' })
+  allowedIps: string[];
+
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  crmAccountId: string | null;
 }
