@@ -12,8 +12,11 @@ import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { AdminsModule } from './modules/admins/admins.module';
 import { AuthModule } from './modules/auth/auth.module';
+import { BillingsModule } from './modules/billings/billings.module';
+import { CompaniesModule } from './modules/companies/companies.module';
 import { HealthModule } from './modules/health/health.module';
 import { MailModule } from './modules/mail/mail.module';
+import { NotificationsModule } from './modules/notifications/notifications.module';
 import { UsersModule } from './modules/users/users.module';
 
 @Module({
@@ -28,6 +31,9 @@ import { UsersModule } from './modules/users/users.module';
     AuthModule,
     UsersModule,
     AdminsModule,
+    NotificationsModule,
+    CompaniesModule,
+    BillingsModule,
     HealthModule,
   ],
   providers: [

@@ -44,7 +44,8 @@ export const USAGE = `Usage: npm run admin:create -- --email <email> --password 
   --role      one of ${ADMIN_ROLE_NAMES.join(', ')}
   --name      full name (default "Administrator")`;
 
-class UsageError extends Error {}
+/** Bad arguments: the message lists every problem; the usage text goes with it. */
+export class UsageError extends Error {}
 class HelpRequested extends Error {}
 
 /** Parses and validates the arguments with the same DTO as the API; throws UsageError with every problem. */

@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { EncryptionService } from '../common/crypto/encryption.service';
 import { AppConfig } from './app-config';
 
 /**
@@ -7,7 +8,7 @@ import { AppConfig } from './app-config';
  */
 @Global()
 @Module({
-  providers: [{ provide: AppConfig, useFactory: () => AppConfig.fromEnv() }],
-  exports: [AppConfig],
+  providers: [{ provide: AppConfig, useFactory: () => AppConfig.fromEnv() }, EncryptionService],
+  exports: [AppConfig, EncryptionService],
 })
 export class AppConfigModule {}

@@ -121,8 +121,9 @@ const DATABASE_UNAVAILABLE_MESSAGE =
 function isDatabaseUnavailable(error: unknown): boolean {
   const code = driverCode(error);
   if (code && DATABASE_UNAVAILABLE.has(code)) return true;
-  const message = error instanceof Error ? error.message : '';
-  return DATABASE_UNAVAILABLE_MESSAGE.test(message);
+  // Not `instanceof Error`: a native driver's errors may come from another realm (Jest's VM).
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && DATABASE_UNAVAILABLE_MESSAGE.test(message);
 }
 
 /** Errors raised by Fastify itself (body parsing, limits, media types) carry a 4xx statusCode. */

@@ -1,8 +1,14 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { QueryInt } from '../validation/query-transforms';
 
+/**
+ * Paging query of README "Lists". Both fields are optional (their defaults apply): the
+ * `@ApiPropertyOptional()` says so to the swagger plugin, which reads optionality from `?` only.
+ */
 export class PageQueryDto {
   /** Page number, from 1. */
+  @ApiPropertyOptional()
   @IsOptional()
   @QueryInt()
   @IsInt()
@@ -11,6 +17,7 @@ export class PageQueryDto {
   page: number = 1;
 
   /** Items per page, 1..100. */
+  @ApiPropertyOptional()
   @IsOptional()
   @QueryInt()
   @IsInt()

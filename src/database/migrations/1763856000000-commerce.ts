@@ -11,7 +11,13 @@ export class Commerce1763856000000 implements MigrationInterface {
     await qr.addColumns('companies', [
       new TableColumn({ name: 'quota_warned_at80', type: dt, isNullable: true }),
       new TableColumn({ name: 'quota_warned_at100', type: dt, isNullable: true }),
-      new TableColumn({ name: 'script_token_hash', type: 'varchar', length: '64', isNullable: true, isUnique: true }),
+      new TableColumn({
+        name: 'script_token_hash',
+        type: 'varchar',
+        length: '64',
+        isNullable: true,
+        isUnique: true,
+      }),
       new TableColumn({ name: 'script_token_cipher', type: 'varchar', length: '500', isNullable: true }),
       new TableColumn({ name: 'mailbox_suite', type: 'varchar', length: '32', default: "'none'" }),
       new TableColumn({ name: 'allowed_ips', type: 'text', default: "'[]'" }),
@@ -75,7 +81,12 @@ export class Commerce1763856000000 implements MigrationInterface {
           ...timestampColumns(qr),
         ],
         foreignKeys: [
-          { columnNames: ['company_id'], referencedTableName: 'companies', referencedColumnNames: ['id'], onDelete: 'CASCADE' },
+          {
+            columnNames: ['company_id'],
+            referencedTableName: 'companies',
+            referencedColumnNames: ['id'],
+            onDelete: 'CASCADE',
+          },
           { columnNames: ['package_id'], referencedTableName: 'packages', referencedColumnNames: ['id'] },
         ],
         indices: [
@@ -125,8 +136,18 @@ export class Commerce1763856000000 implements MigrationInterface {
           ...timestampColumns(qr),
         ],
         foreignKeys: [
-          { columnNames: ['user_id'], referencedTableName: 'users', referencedColumnNames: ['id'], onDelete: 'CASCADE' },
-          { columnNames: ['admin_id'], referencedTableName: 'admins', referencedColumnNames: ['id'], onDelete: 'CASCADE' },
+          {
+            columnNames: ['user_id'],
+            referencedTableName: 'users',
+            referencedColumnNames: ['id'],
+            onDelete: 'CASCADE',
+          },
+          {
+            columnNames: ['admin_id'],
+            referencedTableName: 'admins',
+            referencedColumnNames: ['id'],
+            onDelete: 'CASCADE',
+          },
         ],
         indices: [{ columnNames: ['user_id', 'read_at'] }, { columnNames: ['admin_id', 'read_at'] }],
       }),
@@ -141,7 +162,12 @@ export class Commerce1763856000000 implements MigrationInterface {
           { name: 'count', type: 'integer', default: 0 },
         ],
         foreignKeys: [
-          { columnNames: ['company_id'], referencedTableName: 'companies', referencedColumnNames: ['id'], onDelete: 'CASCADE' },
+          {
+            columnNames: ['company_id'],
+            referencedTableName: 'companies',
+            referencedColumnNames: ['id'],
+            onDelete: 'CASCADE',
+          },
         ],
       }),
     );
@@ -158,7 +184,12 @@ export class Commerce1763856000000 implements MigrationInterface {
           { name: 'created_at', type: dt, default: 'CURRENT_TIMESTAMP' },
         ],
         foreignKeys: [
-          { columnNames: ['company_id'], referencedTableName: 'companies', referencedColumnNames: ['id'], onDelete: 'CASCADE' },
+          {
+            columnNames: ['company_id'],
+            referencedTableName: 'companies',
+            referencedColumnNames: ['id'],
+            onDelete: 'CASCADE',
+          },
         ],
         indices: [{ columnNames: ['company_id'] }],
       }),
@@ -166,7 +197,14 @@ export class Commerce1763856000000 implements MigrationInterface {
   }
 
   async down(qr: QueryRunner): Promise<void> {
-    for (const table of ['company_audit_events', 'company_usage_days', 'notifications', 'payment_events', 'billings', 'packages']) {
+    for (const table of [
+      'company_audit_events',
+      'company_usage_days',
+      'notifications',
+      'payment_events',
+      'billings',
+      'packages',
+    ]) {
       await qr.dropTable(table);
     }
     for (const column of [

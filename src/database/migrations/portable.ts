@@ -24,4 +24,5 @@ export const timestampColumns = (qr: QueryRunner): TableColumnOptions[] => [
   { name: 'updated_at', type: datetimeType(qr), default: 'CURRENT_TIMESTAMP' },
 ];
 
-export const binaryType = (qr: QueryRunner): string => (qr.connection.driver.options.type === 'postgres' ? 'bytea' : 'blob');
+export const binaryType = (qr: QueryRunner): string =>
+  qr.connection.driver.options.type === 'postgres' ? 'bytea' : 'blob';

@@ -56,3 +56,21 @@ export const invitationMail = (fullName: string, companyName: string, url: strin
     ],
     { url, label: 'Accept invitation' },
   );
+
+/** A notification worth an e-mail (billing paid, quota warnings, broadcasts, …), with an optional link. */
+export function notificationMail(
+  title: string,
+  body: string,
+  link?: { url: string; label: string },
+): MailContent {
+  if (link) return layout(title, body.split('\n').filter(Boolean), link);
+  const paragraphs = body.split('\n').filter(Boolean);
+  return {
+    subject: title,
+    text: paragraphs.join('\n'),
+    html: `<!doctype html><html><body style="font-family:sans-serif;max-width:560px">
+<h2>${escapeHtml(title)}</h2>
+${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('\n')}
+</body></html>`,
+  };
+}

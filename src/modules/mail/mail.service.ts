@@ -1,7 +1,13 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { createTransport, Transporter } from 'nodemailer';
 import { AppConfig } from '../../config/app-config';
-import { invitationMail, MailContent, passwordResetMail, verificationMail } from './mail-templates';
+import {
+  invitationMail,
+  MailContent,
+  notificationMail,
+  passwordResetMail,
+  verificationMail,
+} from './mail-templates';
 
 /**
  * System e-mail through SMTP_URL. Without SMTP_URL each mail is written to the log instead
@@ -35,6 +41,12 @@ export class MailService implements OnApplicationShutdown {
 
   sendInvitation(to: string, fullName: string, companyName: string, token: string): Promise<void> {
     return this.send(to, invitationMail(fullName, companyName, this.link('/accept-invite', token)));
+  }
+
+  /** `path` (optional) is a page of the front end, e.g. `/billing/<uuid>`. */
+  sendNotification(to: string, title: string, body: string, path?: string): Promise<void> {
+    const link = path ? { url: `${this.config.appUrl}${path}`, label: 'Open' } : undefined;
+    return this.send(to, notificationMail(title, body, link));
   }
 
   private link(path: string, token: string): string {

@@ -4,7 +4,14 @@ import { BaseEntity } from '../../../database/base.entity';
 import { Company } from '../../companies/entities/company.entity';
 import { Package } from '../../packages/entities/package.entity';
 
-export const BILLING_STATUSES = ['pending', 'awaiting_review', 'paid', 'refunded', 'expired', 'cancelled'] as const;
+export const BILLING_STATUSES = [
+  'pending',
+  'awaiting_review',
+  'paid',
+  'refunded',
+  'expired',
+  'cancelled',
+] as const;
 export type BillingStatus = (typeof BILLING_STATUSES)[number];
 export const BILLING_METHODS = ['gateway', 'manual'] as const;
 export type BillingMethod = (typeof BILLING_METHODS)[number];
