@@ -119,10 +119,10 @@ describe('Subscription and quota rules (service level)', () => {
 
   it('counts usage atomically under concurrency and warns at 80 % and 100 % once per period', async () => {
     const company = await newCompany();
-    await t.app.get(BillingPaymentsService).markPaid((await pendingBilling(company, packages.starter)).id, {
-      event: 'gateway_paid',
-      paidAt: new Date(),
-    });
+    const billing = await pendingBilling(company, packages.starter);
+    await t.app
+      .get(BillingPaymentsService)
+      .markPaid(billing.id, { event: 'gateway_paid', paidAt: new Date() });
     const subscriptions = t.app.get(SubscriptionService);
 
     await Promise.all(Array.from({ length: 50 }, () => subscriptions.recordUsage(company.id, 2)));
