@@ -15,6 +15,7 @@ import { AuthModule } from './modules/auth/auth.module';
 import { BillingsModule } from './modules/billings/billings.module';
 import { CompaniesModule } from './modules/companies/companies.module';
 import { HealthModule } from './modules/health/health.module';
+import { JobsModule } from './modules/jobs/jobs.module';
 import { MailModule } from './modules/mail/mail.module';
 import { NotificationsModule } from './modules/notifications/notifications.module';
 import { UsersModule } from './modules/users/users.module';
@@ -25,6 +26,7 @@ import { UsersModule } from './modules/users/users.module';
     LoggerModule.forRootAsync({ inject: [AppConfig], useFactory: loggerOptions }),
     DatabaseModule,
     ScheduleModule.forRoot(),
+    JobsModule,
     // Rate limiting comes before authentication, so refused credentials are counted too.
     RateLimitModule,
     MailModule,

@@ -1,0 +1,30 @@
+import { Injectable } from '@nestjs/common';
+
+/** A scheduled job: safe to run twice; returns how many things it changed. */
+export interface ScheduledJob {
+  /** As listed in the `t3st-job` row of endpoints.md, e.g. `expire-billings`. */
+  name: string;
+  run(): Promise<number>;
+}
+
+/**
+ * Each area registers its jobs here (in its constructor or onModuleInit); the jobs module
+ * schedules them, runs them on one replica at a time, and runs them on demand (`GET /api/v1/t3st-job`).
+ */
+@Injectable()
+export class JobRegistry {
+  private readonly jobs = new Map<string, ScheduledJob>();
+
+  register(job: ScheduledJob): void {
+    if (this.jobs.has(job.name)) throw new Error(`Job ${job.name} is registered twice`);
+    this.jobs.set(job.name, job);
+  }
+
+  get(name: string): ScheduledJob | undefined {
+    return this.jobs.get(name);
+  }
+
+  names(): string[] {
+    return [...this.jobs.keys()];
+  }
+}
