@@ -1,0 +1,269 @@
+import { createTestApp, TestApp } from './support/test-app';
+import { TestControllersModule } from './support/test-controllers';
+
+/**
+ * endpoints.md: every route appears in the OpenAPI document at /api-docs-json with its
+ * security, body schema, result schema (inside the envelope) and error responses.
+ */
+
+/** Routes without a credential (endpoints.md), plus the public test-only error routes. */
+const PUBLIC = new Set([
+  'POST /api/v1/users/register',
+  'POST /api/v1/users/login',
+  'POST /api/v1/users/verify-email',
+  'POST /api/v1/users/resend-verification',
+  'POST /api/v1/users/forgot-password',
+  'POST /api/v1/users/reset-password',
+  'POST /api/v1/admins/login',
+  'POST /api/v1/admins/forgot-password',
+  'POST /api/v1/admins/reset-password',
+  'GET /health',
+  'GET /health/live',
+  'GET /test/errors/crash',
+  'GET /test/errors/bad-sql',
+  'POST /test/errors/unique-violation',
+]);
+
+/**
+ * Operations with no error response of their own: /health/live takes no input, no credential,
+ * does no I/O and is not rate limited, so nothing it could refuse is left to document.
+ */
+const NO_ERROR_RESPONSES = new Set(['GET /health/live']);
+
+interface Schema {
+  $ref?: string;
+  type?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  enum?: unknown[];
+  minLength?: number;
+  maxLength?: number;
+  format?: string;
+  items?: Schema;
+}
+
+interface Operation {
+  security?: Array<Record<string, string[]>>;
+  parameters?: Array<{ name: string; in: string; required?: boolean; schema?: Schema }>;
+  requestBody?: { content: Record<string, { schema: Schema }> };
+  responses: Record<string, { description?: string; content?: Record<string, { schema: Schema }> }>;
+}
+
+interface OpenApiDocument {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema>; securitySchemes: Record<string, unknown> };
+}
+
+const ERROR_ENVELOPE_REF = '#/components/schemas/ErrorEnvelopeDto';
+
+describe('OpenAPI document', () => {
+  let t: TestApp;
+  let doc: OpenApiDocument;
+  let operations: Array<{ key: string; op: Operation }>;
+
+  const schemaOf = (ref: string): Schema => {
+    const name = ref.replace('#/components/schemas/', '');
+    expect(doc.components.schemas).toHaveProperty([name]);
+    return doc.components.schemas[name];
+  };
+
+  beforeAll(async () => {
+    t = await createTestApp({ imports: [TestControllersModule], smtp: false });
+    const res = await t.http().get('/api-docs-json').expect(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    doc = res.body as OpenApiDocument;
+    operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({
+        key: `${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ':$1')}`,
+        op,
+      })),
+    );
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('is an OpenAPI 3 document that lists exactly the routes the router holds', () => {
+    expect(doc.openapi).toMatch(/^3\./);
+    const routes = [
+      ...new Set(
+        t.routes
+          .filter((r) => r.method !== 'HEAD' && r.method !== 'OPTIONS')
+          .filter((r) => !/^\/api-docs(\/|-json$|-yaml$|$)/.test(r.url))
+          .map((r) => `${r.method} ${r.url}`),
+      ),
+    ].sort();
+    expect(routes.length).toBeGreaterThanOrEqual(25);
+    expect(operations.map((o) => o.key).sort()).toEqual(routes);
+  });
+
+  it('declares the security schemes bearer, basic, api-key and callback-token', () => {
+    expect(doc.components.securitySchemes).toEqual({
+      bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      basic: { type: 'http', scheme: 'basic' },
+      'api-key': { type: 'apiKey', in: 'header', name: 'x-api-key' },
+      'callback-token': { type: 'apiKey', in: 'header', name: 'x-callback-token' },
+    });
+  });
+
+  it('lists security on every non-public operation, and none on public ones', () => {
+    const schemes = Object.keys(doc.components.securitySchemes);
+    for (const { key, op } of operations) {
+      if (PUBLIC.has(key)) {
+        expect([key, op.security ?? []]).toEqual([key, []]);
+        continue;
+      }
+      expect([key, (op.security ?? []).length]).toEqual([key, 1]);
+      for (const requirement of op.security ?? []) {
+        for (const scheme of Object.keys(requirement)) expect(schemes).toContain(scheme);
+      }
+    }
+    const securityOf = (key: string) => operations.find((o) => o.key === key)?.op.security;
+    expect(securityOf('GET /api/v1/users/me')).toEqual([{ bearer: [] }]);
+    expect(securityOf('PATCH /api/v1/admins/:uuid')).toEqual([{ bearer: [] }]);
+    expect(securityOf('POST /api/v1/refresh')).toEqual([{ bearer: [] }]);
+    expect(securityOf('POST /test/machine/api-key')).toEqual([{ 'api-key': [] }]);
+    expect(securityOf('POST /test/machine/log-shipper-key')).toEqual([{ 'api-key': [] }]);
+    expect(securityOf('POST /test/machine/callback-token')).toEqual([{ 'callback-token': [] }]);
+    expect(securityOf('POST /test/machine/basic')).toEqual([{ basic: [] }]);
+  });
+
+  it('documents a 2xx response of every operation as the success envelope', () => {
+    for (const { key, op } of operations) {
+      const success = Object.entries(op.responses).filter(([status]) => /^2\d\d$/.test(status));
+      expect([key, success.length]).toEqual([key, 1]);
+      const [status, response] = success[0];
+      const schema = response.content?.['application/json']?.schema;
+      expect(schema).toMatchObject({
+        type: 'object',
+        required: expect.arrayContaining(['status', 'code', 'msg', 'data']),
+        properties: {
+          status: { type: 'string', enum: ['success'] },
+          code: { type: 'integer', example: Number(status) },
+          msg: { type: 'string' },
+          data: expect.any(Object),
+        },
+      });
+      const data = schema?.properties?.data as Schema;
+      if (data.$ref) {
+        const model = schemaOf(data.$ref);
+        expect([key, model.type, Object.keys(model.properties ?? {}).length > 0]).toEqual([
+          key,
+          'object',
+          true,
+        ]);
+      } else {
+        expect(data).toEqual({ type: 'object', properties: {} });
+      }
+    }
+    const created = operations.find((o) => o.key === 'POST /api/v1/users/register')?.op;
+    expect(Object.keys(created?.responses ?? {})).toContain('201');
+  });
+
+  it('documents error responses as the failure envelope (ErrorEnvelopeDto)', () => {
+    expect(doc.components.schemas.ErrorEnvelopeDto).toMatchObject({
+      type: 'object',
+      properties: {
+        status: { type: 'string', enum: ['failed'] },
+        code: { type: 'number' },
+        msg: { type: 'string' },
+        data: expect.any(Object),
+        error: { $ref: expect.stringMatching(/ErrorBodyDto$/) },
+      },
+      required: expect.arrayContaining(['status', 'code', 'msg', 'data', 'error']),
+    });
+    const errorBody = schemaOf(
+      (doc.components.schemas.ErrorEnvelopeDto.properties?.error as Schema).$ref as string,
+    );
+    expect(Object.keys(errorBody.properties ?? {})).toEqual(expect.arrayContaining(['msg', 'details']));
+
+    for (const { key, op } of operations) {
+      const errors = Object.entries(op.responses).filter(([status]) => /^[45]\d\d$/.test(status));
+      if (NO_ERROR_RESPONSES.has(key)) {
+        expect([key, errors]).toEqual([key, []]);
+        continue;
+      }
+      expect([key, errors.length > 0]).toEqual([key, true]);
+      for (const [status, response] of errors) {
+        expect([key, status, response.content?.['application/json']?.schema]).toEqual([
+          key,
+          status,
+          { $ref: ERROR_ENVELOPE_REF },
+        ]);
+      }
+      const statuses = errors.map(([status]) => status);
+      // What each kind of operation can be refused with is documented.
+      if (!PUBLIC.has(key)) expect([key, statuses]).toEqual([key, expect.arrayContaining(['401'])]);
+      if (op.security?.some((s) => 'bearer' in s) && !/refresh|revoke/.test(key)) {
+        expect([key, statuses]).toEqual([key, expect.arrayContaining(['401', '403'])]);
+      }
+      if (op.security?.some((s) => !('bearer' in s))) {
+        expect([key, statuses]).toEqual([key, expect.arrayContaining(['401', '503'])]);
+      }
+      if (op.requestBody) expect([key, statuses]).toEqual([key, expect.arrayContaining(['400'])]);
+      if (key.includes('/:')) expect([key, statuses]).toEqual([key, expect.arrayContaining(['400', '404'])]);
+    }
+  });
+
+  it('references a DTO schema with its properties for every request body', () => {
+    const withBody = operations.filter((o) => o.op.requestBody);
+    expect(withBody.length).toBeGreaterThanOrEqual(17);
+    for (const { key, op } of withBody) {
+      const schema = op.requestBody?.content['application/json']?.schema;
+      expect([key, schema?.$ref]).toEqual([key, expect.stringMatching(/^#\/components\/schemas\/\w+Dto$/)]);
+      const model = schemaOf(schema?.$ref as string);
+      expect([key, Object.keys(model.properties ?? {}).length > 0]).toEqual([key, true]);
+    }
+  });
+
+  it('carries the class-validator rules into the body schemas (RegisterDto, CreateAdminDto)', () => {
+    const register = operations.find((o) => o.key === 'POST /api/v1/users/register')?.op;
+    expect(register?.requestBody?.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/RegisterDto',
+    });
+    const dto = doc.components.schemas.RegisterDto;
+    expect(dto.required?.sort()).toEqual(['companyName', 'email', 'fullName', 'password']);
+    expect(dto.properties).toMatchObject({
+      companyName: { type: 'string', maxLength: 200 },
+      fullName: { type: 'string', maxLength: 200 },
+      email: { type: 'string', format: 'email', maxLength: 254 },
+      password: { type: 'string', minLength: 10, maxLength: 128 },
+      phone: { type: 'string' },
+    });
+
+    expect(doc.components.schemas.CreateAdminDto.properties).toMatchObject({
+      email: { type: 'string', format: 'email' },
+      password: { type: 'string', minLength: 10 },
+      roleName: { type: 'string', enum: ['superAdmin', 'admin', 'accounting'] },
+    });
+    expect(doc.components.schemas.UpdateAdminDto.properties).toMatchObject({
+      isActive: { type: 'boolean' },
+    });
+  });
+
+  it('documents path and query parameters', () => {
+    const get = operations.find((o) => o.key === 'GET /api/v1/admins/:uuid')?.op;
+    expect(get?.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'uuid', in: 'path', required: true })]),
+    );
+    const list = operations.find((o) => o.key === 'GET /api/v1/admins')?.op;
+    const query = Object.fromEntries((list?.parameters ?? []).map((p) => [p.name, p]));
+    expect(Object.keys(query)).toEqual(
+      expect.arrayContaining(['page', 'limit', 'sort', 'search', 'isActive', 'roleName']),
+    );
+    expect(query.limit.schema).toMatchObject({ minimum: 1, maximum: 100, default: 20 });
+    expect(query.page.schema).toMatchObject({ minimum: 1, default: 1 });
+    // README "Lists": every paging and filter parameter is optional (defaults apply).
+    for (const p of Object.values(query)) expect([p.name, p.required]).toEqual([p.name, false]);
+    expect(query.isActive.schema).toMatchObject({ type: 'boolean' });
+    for (const p of Object.values(query)) expect(p.in).toBe('query');
+  });
+
+  it('serves the Swagger UI at /api-docs', async () => {
+    const res = await t.http().get('/api-docs').expect(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toMatch(/<!DOCTYPE html>/i);
+    expect(res.text).toContain('swagger-ui');
+  });
+});
