@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, Table, TableIndex } from 'typeorm';
-import { datetimeType, idColumn, timestampColumns, uuidColumn } from './portable';
+import { datetimeType, nowDefault, idColumn, timestampColumns, uuidColumn } from './portable';
 
 /** Admins and roles (seeded), companies, users and contacts, the refresh-token blacklist. */
 export class Foundation1763769600000 implements MigrationInterface {
@@ -139,7 +139,7 @@ export class Foundation1763769600000 implements MigrationInterface {
         columns: [
           { name: 'token_hash', type: 'varchar', length: '64', isPrimary: true },
           { name: 'expires_at', type: dt },
-          { name: 'created_at', type: dt, default: 'CURRENT_TIMESTAMP' },
+          { name: 'created_at', type: dt, default: nowDefault(qr) },
         ],
       }),
     );

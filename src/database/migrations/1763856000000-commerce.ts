@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, Table, TableColumn } from 'typeorm';
-import { binaryType, datetimeType, idColumn, timestampColumns, uuidColumn } from './portable';
+import { binaryType, datetimeType, nowDefault, idColumn, timestampColumns, uuidColumn } from './portable';
 
 /** Packages, billings and payment events, notifications, company usage, audit and relay settings. */
 export class Commerce1763856000000 implements MigrationInterface {
@@ -114,7 +114,7 @@ export class Commerce1763856000000 implements MigrationInterface {
           { name: 'attempts', type: 'integer', default: 0 },
           { name: 'last_error', type: 'varchar', length: '1000', isNullable: true },
           { name: 'applied_at', type: dt, isNullable: true },
-          { name: 'created_at', type: dt, default: 'CURRENT_TIMESTAMP' },
+          { name: 'created_at', type: dt, default: nowDefault(qr) },
         ],
         indices: [{ columnNames: ['outcome'] }],
       }),
@@ -181,7 +181,7 @@ export class Commerce1763856000000 implements MigrationInterface {
           { name: 'admin_uuid', type: 'varchar', length: '36', isNullable: true },
           { name: 'action', type: 'varchar', length: '64' },
           { name: 'detail', type: 'text', isNullable: true },
-          { name: 'created_at', type: dt, default: 'CURRENT_TIMESTAMP' },
+          { name: 'created_at', type: dt, default: nowDefault(qr) },
         ],
         foreignKeys: [
           {

@@ -19,9 +19,15 @@ export const uuidColumn = (): TableColumnOptions => ({
   isUnique: true,
 });
 
+/** The current time as a column default, with milliseconds on SQLite too (CURRENT_TIMESTAMP has whole seconds there). */
+export const nowDefault = (qr: QueryRunner): string =>
+  qr.connection.driver.options.type === 'postgres'
+    ? 'CURRENT_TIMESTAMP'
+    : "(strftime('%Y-%m-%d %H:%M:%f', 'now'))";
+
 export const timestampColumns = (qr: QueryRunner): TableColumnOptions[] => [
-  { name: 'created_at', type: datetimeType(qr), default: 'CURRENT_TIMESTAMP' },
-  { name: 'updated_at', type: datetimeType(qr), default: 'CURRENT_TIMESTAMP' },
+  { name: 'created_at', type: datetimeType(qr), default: nowDefault(qr) },
+  { name: 'updated_at', type: datetimeType(qr), default: nowDefault(qr) },
 ];
 
 export const binaryType = (qr: QueryRunner): string =>
