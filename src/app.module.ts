@@ -13,11 +13,14 @@ import { DatabaseModule } from './database/database.module';
 import { AdminsModule } from './modules/admins/admins.module';
 import { AuthModule } from './modules/auth/auth.module';
 import { BillingsModule } from './modules/billings/billings.module';
+import { CallbacksModule } from './modules/callbacks/callbacks.module';
 import { CompaniesModule } from './modules/companies/companies.module';
 import { HealthModule } from './modules/health/health.module';
 import { JobsModule } from './modules/jobs/jobs.module';
 import { MailModule } from './modules/mail/mail.module';
 import { NotificationsModule } from './modules/notifications/notifications.module';
+import { PackagesModule } from './modules/packages/packages.module';
+import { PaymentGatewayModule } from './modules/payment-gateway/payment-gateway.module';
 import { UsersModule } from './modules/users/users.module';
 
 @Module({
@@ -35,7 +38,10 @@ import { UsersModule } from './modules/users/users.module';
     AdminsModule,
     NotificationsModule,
     CompaniesModule,
+    PackagesModule,
     BillingsModule,
+    PaymentGatewayModule,
+    CallbacksModule,
     HealthModule,
   ],
   providers: [

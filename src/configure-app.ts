@@ -1,4 +1,5 @@
 import helmet from '@fastify/helmet';
+import multipart from '@fastify/multipart';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { NestApplicationOptions } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
@@ -6,6 +7,7 @@ import { Logger } from 'nestjs-pino';
 import { registerStrictJsonParser } from './common/http/json-body-parser';
 import { requestIdOf } from './common/logging/logger.options';
 import { AppConfig } from './config/app-config';
+import { MULTIPART_LIMITS } from './modules/billings/proof-upload';
 
 /** JSON bodies up to 1 MB (the log-ingest and webhook routes raise their own limit). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -41,6 +43,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
     done();
   });
 
+  // Uploads (payment proofs): streamed, limits enforced while streaming, kept in memory.
+  await app.register(multipart, { limits: MULTIPART_LIMITS });
   await app.register(helmet, {
     contentSecurityPolicy: {
       directives: {

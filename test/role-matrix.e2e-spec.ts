@@ -1,5 +1,11 @@
 import { ADMIN_ROLE_NAMES, AdminRoleName } from '../src/modules/admins/entities/admin-role.entity';
 import { Admin } from '../src/modules/admins/entities/admin.entity';
+import { Billing, BillingStatus } from '../src/modules/billings/entities/billing.entity';
+import { Company } from '../src/modules/companies/entities/company.entity';
+import { Notification } from '../src/modules/notifications/entities/notification.entity';
+import { Package } from '../src/modules/packages/entities/package.entity';
+import { User } from '../src/modules/users/entities/user.entity';
+import { createPackage, pngBytes } from './support/billing-fixtures';
 import {
   bearer,
   createActiveUser,
@@ -7,6 +13,7 @@ import {
   CreatedAdmin,
   expectFailure,
   PASSWORD,
+  registerUser,
   uniqueEmail,
 } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
@@ -19,9 +26,28 @@ import { createTestApp, TestApp } from './support/test-app';
  */
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
+/** What each caller changes on its own (a billing can be approved once, a notification deleted once). */
+interface PerCaller {
+  notificationUuid: string;
+  otherNotificationUuid: string;
+  packageToDeleteUuid: string;
+  billingToApproveUuid: string;
+  billingToRejectUuid: string;
+  billingToRefundUuid: string;
+}
+
 interface Fixtures {
   /** An admin (role `admin`) that the routes on `/admins/:uuid` read and update. */
   adminUuid: string;
+  companyUuid: string;
+  /** An active user of that company. */
+  userUuid: string;
+  /** A registered user who has not verified the e-mail yet (resend-verification). */
+  pendingUserUuid: string;
+  packageUuid: string;
+  /** A billing awaiting review, with an uploaded proof. */
+  billingUuid: string;
+  perCaller: Record<AdminRoleName, PerCaller>;
 }
 
 interface MatrixEntry {
@@ -30,12 +56,14 @@ interface MatrixEntry {
   method: Method;
   /** The route as the router declares it (`:uuid` …), for the coverage check. */
   route: string;
-  /** The concrete path called. */
-  path: (f: Fixtures) => string;
+  /** The concrete path called, for the calling admin's role. */
+  path: (f: Fixtures, role: AdminRoleName) => string;
   /** A valid body, built per call (so a create never collides with an earlier one). */
   body?: (f: Fixtures) => object;
   /** The success status of an allowed call. */
   status: number;
+  /** The route answers a file, not the envelope (README.md, "Exceptions"). */
+  raw?: boolean;
   allowed: readonly AdminRoleName[];
   /** For writes: checks the database after an allowed call (`data` is the response's). */
   written?: (
@@ -50,8 +78,22 @@ const adminRow = (t: TestApp, uuid: string) =>
 const ALL: readonly AdminRoleName[] = ADMIN_ROLE_NAMES;
 const SUPER: readonly AdminRoleName[] = ['superAdmin'];
 
+const STAFF: readonly AdminRoleName[] = ['superAdmin', 'admin'];
+const MONEY: readonly AdminRoleName[] = ['superAdmin', 'accounting'];
+
 const OWN_PROFILE = 'own profile, password, notifications';
 const ADMINS = 'admins and roles';
+const COMPANIES_READ = 'companies read';
+const COMPANIES_WRITE = 'companies write';
+const USERS = 'users';
+const PACKAGES_READ = 'packages read';
+const PACKAGES_WRITE = 'packages write';
+const BILLINGS_READ = 'billings read';
+const BILLINGS_WRITE = 'billings approve, reject, refund';
+const REVENUE = 'reports revenue';
+
+const billingStatus = async (t: TestApp, uuid: string) =>
+  (await t.dataSource.getRepository(Billing).findOneByOrFail({ uuid })).status;
 
 const MATRIX: MatrixEntry[] = [
   {
@@ -83,7 +125,6 @@ const MATRIX: MatrixEntry[] = [
     allowed: ALL,
     written: async (t, { caller }) => expect((await adminRow(t, caller.uuid)).passwordVersion).toBe(1),
   },
-  // `/admins/notification` does not exist yet: its area appends its entries here.
   {
     row: ADMINS,
     method: 'get',
@@ -134,6 +175,280 @@ const MATRIX: MatrixEntry[] = [
     allowed: SUPER,
     written: async (t, { f }) => expect((await adminRow(t, f.adminUuid)).fullName).toBe('Renamed By Matrix'),
   },
+  // Own notifications: every role reads and manages its own.
+  {
+    row: OWN_PROFILE,
+    method: 'get',
+    route: '/api/v1/admins/notification',
+    path: () => '/api/v1/admins/notification',
+    status: 200,
+    allowed: ALL,
+  },
+  {
+    row: OWN_PROFILE,
+    method: 'get',
+    route: '/api/v1/admins/notification/unread-count',
+    path: () => '/api/v1/admins/notification/unread-count',
+    status: 200,
+    allowed: ALL,
+  },
+  {
+    row: OWN_PROFILE,
+    method: 'patch',
+    route: '/api/v1/admins/notification/:uuid/read',
+    path: (f, role) => `/api/v1/admins/notification/${f.perCaller[role].notificationUuid}/read`,
+    status: 200,
+    allowed: ALL,
+    written: async (t, { data }) =>
+      expect(
+        (await t.dataSource.getRepository(Notification).findOneByOrFail({ uuid: data.uuid as string }))
+          .readAt,
+      ).not.toBeNull(),
+  },
+  {
+    row: OWN_PROFILE,
+    method: 'patch',
+    route: '/api/v1/admins/notification/read-all',
+    path: () => '/api/v1/admins/notification/read-all',
+    status: 200,
+    allowed: ALL,
+  },
+  {
+    row: OWN_PROFILE,
+    method: 'delete',
+    route: '/api/v1/admins/notification/:uuid',
+    path: (f, role) => `/api/v1/admins/notification/${f.perCaller[role].otherNotificationUuid}`,
+    status: 200,
+    allowed: ALL,
+    written: async (t, { f, caller }) => {
+      const role = caller.role;
+      const gone = await t.dataSource
+        .getRepository(Notification)
+        .findOneBy({ uuid: f.perCaller[role].otherNotificationUuid });
+      expect(gone).toBeNull();
+    },
+  },
+  {
+    row: 'broadcast notifications to users',
+    method: 'post',
+    route: '/api/v1/admins/notification/broadcast',
+    path: () => '/api/v1/admins/notification/broadcast',
+    body: () => ({ title: 'Matrix', body: 'Matrix broadcast' }),
+    status: 201,
+    allowed: ['superAdmin', 'admin'],
+    written: async (t, { data }) =>
+      expect(
+        await t.dataSource.getRepository(Notification).countBy({ type: 'broadcast', title: 'Matrix' }),
+      ).toBeGreaterThanOrEqual(data.recipients as number),
+  },
+  // Companies.
+  {
+    row: COMPANIES_READ,
+    method: 'get',
+    route: '/api/v1/admins/companies',
+    path: () => '/api/v1/admins/companies',
+    status: 200,
+    allowed: ALL,
+  },
+  {
+    row: COMPANIES_READ,
+    method: 'get',
+    route: '/api/v1/admins/companies/:uuid',
+    path: (f) => `/api/v1/admins/companies/${f.companyUuid}`,
+    status: 200,
+    allowed: ALL,
+  },
+  {
+    row: COMPANIES_WRITE,
+    method: 'patch',
+    route: '/api/v1/admins/companies/:uuid',
+    path: (f) => `/api/v1/admins/companies/${f.companyUuid}`,
+    body: () => ({ quota: 4321 }),
+    status: 200,
+    allowed: STAFF,
+    written: async (t, { f }) =>
+      expect((await t.dataSource.getRepository(Company).findOneByOrFail({ uuid: f.companyUuid })).quota).toBe(
+        4321,
+      ),
+  },
+  {
+    row: COMPANIES_WRITE,
+    method: 'post',
+    route: '/api/v1/admins/companies/:uuid/script-token',
+    path: (f) => `/api/v1/admins/companies/${f.companyUuid}/script-token`,
+    status: 200,
+    allowed: STAFF,
+  },
+  {
+    row: COMPANIES_WRITE,
+    method: 'post',
+    route: '/api/v1/admins/companies/:uuid/relay-password',
+    path: (f) => `/api/v1/admins/companies/${f.companyUuid}/relay-password`,
+    status: 200,
+    allowed: STAFF,
+  },
+  // Users (accounting reads only).
+  {
+    row: USERS,
+    method: 'get',
+    route: '/api/v1/admins/users',
+    path: () => '/api/v1/admins/users',
+    status: 200,
+    allowed: ALL,
+  },
+  {
+    row: USERS,
+    method: 'get',
+    route: '/api/v1/admins/users/:uuid',
+    path: (f) => `/api/v1/admins/users/${f.userUuid}`,
+    status: 200,
+    allowed: ALL,
+  },
+  {
+    row: USERS,
+    method: 'patch',
+    route: '/api/v1/admins/users/:uuid',
+    path: (f) => `/api/v1/admins/users/${f.userUuid}`,
+    body: () => ({ status: 'active' }),
+    status: 200,
+    allowed: STAFF,
+  },
+  {
+    row: USERS,
+    method: 'post',
+    route: '/api/v1/admins/users/:uuid/resend-verification',
+    path: (f) => `/api/v1/admins/users/${f.pendingUserUuid}/resend-verification`,
+    status: 200,
+    allowed: STAFF,
+  },
+  // Packages (admin reads only).
+  {
+    row: PACKAGES_READ,
+    method: 'get',
+    route: '/api/v1/admins/packages',
+    path: () => '/api/v1/admins/packages',
+    status: 200,
+    allowed: ALL,
+  },
+  {
+    row: PACKAGES_READ,
+    method: 'get',
+    route: '/api/v1/admins/packages/:uuid',
+    path: (f) => `/api/v1/admins/packages/${f.packageUuid}`,
+    status: 200,
+    allowed: ALL,
+  },
+  {
+    row: PACKAGES_WRITE,
+    method: 'post',
+    route: '/api/v1/admins/packages',
+    path: () => '/api/v1/admins/packages',
+    body: () => ({
+      name: `Matrix ${uniqueEmail('p')}`.slice(0, 60),
+      quota: 100,
+      price: 1000,
+      currency: 'IDR',
+    }),
+    status: 201,
+    allowed: MONEY,
+    written: async (t, { data }) =>
+      expect(
+        await t.dataSource.getRepository(Package).findOneBy({ uuid: data.uuid as string }),
+      ).not.toBeNull(),
+  },
+  {
+    row: PACKAGES_WRITE,
+    method: 'patch',
+    route: '/api/v1/admins/packages/:uuid',
+    path: (f) => `/api/v1/admins/packages/${f.packageUuid}`,
+    body: () => ({ description: 'Edited by the matrix' }),
+    status: 200,
+    allowed: MONEY,
+    written: async (t, { f }) =>
+      expect(
+        (await t.dataSource.getRepository(Package).findOneByOrFail({ uuid: f.packageUuid })).description,
+      ).toBe('Edited by the matrix'),
+  },
+  {
+    row: PACKAGES_WRITE,
+    method: 'delete',
+    route: '/api/v1/admins/packages/:uuid',
+    path: (f, role) => `/api/v1/admins/packages/${f.perCaller[role].packageToDeleteUuid}`,
+    status: 200,
+    allowed: MONEY,
+  },
+  // Billings: everyone reads; only superAdmin and accounting move money.
+  {
+    row: BILLINGS_READ,
+    method: 'get',
+    route: '/api/v1/admins/billings',
+    path: () => '/api/v1/admins/billings',
+    status: 200,
+    allowed: ALL,
+  },
+  {
+    row: BILLINGS_READ,
+    method: 'get',
+    route: '/api/v1/admins/billings/:uuid',
+    path: (f) => `/api/v1/admins/billings/${f.billingUuid}`,
+    status: 200,
+    allowed: ALL,
+  },
+  {
+    row: BILLINGS_READ,
+    method: 'get',
+    route: '/api/v1/admins/billings/:uuid/proof',
+    path: (f) => `/api/v1/admins/billings/${f.billingUuid}/proof`,
+    status: 200,
+    allowed: ALL,
+    raw: true,
+  },
+  {
+    row: REVENUE,
+    method: 'get',
+    route: '/api/v1/admins/billings/summary',
+    path: () => '/api/v1/admins/billings/summary?from=2026-01-01&to=2026-12-31',
+    status: 200,
+    allowed: MONEY,
+  },
+  {
+    row: REVENUE,
+    method: 'get',
+    route: '/api/v1/admins/reports/revenue',
+    path: () => '/api/v1/admins/reports/revenue?from=2026-01-01&to=2026-12-31',
+    status: 200,
+    allowed: MONEY,
+  },
+  {
+    row: BILLINGS_WRITE,
+    method: 'post',
+    route: '/api/v1/admins/billings/:uuid/approve',
+    path: (f, role) => `/api/v1/admins/billings/${f.perCaller[role].billingToApproveUuid}/approve`,
+    body: () => ({ note: 'matrix' }),
+    status: 200,
+    allowed: MONEY,
+    written: async (t, { data }) => expect(await billingStatus(t, data.uuid as string)).toBe('paid'),
+  },
+  {
+    row: BILLINGS_WRITE,
+    method: 'post',
+    route: '/api/v1/admins/billings/:uuid/reject',
+    path: (f, role) => `/api/v1/admins/billings/${f.perCaller[role].billingToRejectUuid}/reject`,
+    body: () => ({ reason: 'Blurry transfer receipt' }),
+    status: 200,
+    allowed: MONEY,
+    written: async (t, { data }) => expect(await billingStatus(t, data.uuid as string)).toBe('pending'),
+  },
+  {
+    row: BILLINGS_WRITE,
+    method: 'post',
+    route: '/api/v1/admins/billings/:uuid/refund',
+    path: (f, role) => `/api/v1/admins/billings/${f.perCaller[role].billingToRefundUuid}/refund`,
+    body: () => ({ reason: 'Customer asked' }),
+    status: 200,
+    allowed: MONEY,
+    written: async (t, { data }) => expect(await billingStatus(t, data.uuid as string)).toBe('refunded'),
+  },
 ];
 
 /** Admin-area routes open to anyone (auth.md: login; endpoints.md: forgot / reset password). */
@@ -143,19 +458,104 @@ const PUBLIC_ADMIN_ROUTES = [
   'POST /api/v1/admins/reset-password',
 ];
 
-async function createFixtures(t: TestApp): Promise<Fixtures> {
+async function createFixtures(t: TestApp, callers: Record<AdminRoleName, CreatedAdmin>): Promise<Fixtures> {
   const target = await createAdmin(t, 'admin');
-  return { adminUuid: target.uuid };
+  const owner = await createActiveUser(t);
+  const pending = await registerUser(t);
+  const company = await t.dataSource.getRepository(Company).findOneByOrFail({ uuid: owner.companyUuid });
+  const pkg = await createPackage(t);
+  let seq = 0;
+  const billing = async (status: BillingStatus, proof = false) => {
+    seq += 1;
+    const number = `INV/MATRIX/${process.pid}/${seq}`;
+    const repo = t.dataSource.getRepository(Billing);
+    const saved = await repo.save(
+      repo.create({
+        number,
+        externalId: number,
+        companyId: company.id,
+        packageId: pkg.id,
+        packageName: pkg.name,
+        packageQuota: pkg.quota,
+        packageDurationDays: pkg.durationDays,
+        amount: pkg.price,
+        currency: pkg.currency,
+        method: 'manual',
+        status,
+        expiresAt: new Date(Date.now() + 86_400_000),
+        ...(status === 'paid' ? { paidAt: new Date(), paidAmount: pkg.price } : {}),
+        ...(proof
+          ? {
+              proofContent: pngBytes(),
+              proofFileName: 'proof.png',
+              proofFileType: 'image/png',
+              proofFileSize: pngBytes().length,
+              proofUploadedAt: new Date(),
+            }
+          : {}),
+      }),
+    );
+    return saved.uuid;
+  };
+  const notification = async (adminUuid: string) => {
+    const admin = await adminRow(t, adminUuid);
+    const repo = t.dataSource.getRepository(Notification);
+    return (
+      await repo.save(
+        repo.create({
+          adminId: admin.id,
+          type: 'company.registered',
+          title: 'Matrix',
+          body: 'For the matrix',
+        }),
+      )
+    ).uuid;
+  };
+  const perCaller = {} as Record<AdminRoleName, PerCaller>;
+  for (const role of ADMIN_ROLE_NAMES) {
+    perCaller[role] = {
+      notificationUuid: await notification(callers[role].uuid),
+      otherNotificationUuid: await notification(callers[role].uuid),
+      packageToDeleteUuid: (await createPackage(t)).uuid,
+      billingToApproveUuid: await billing('awaiting_review', true),
+      billingToRejectUuid: await billing('awaiting_review', true),
+      billingToRefundUuid: await billing('paid'),
+    };
+  }
+  return {
+    adminUuid: target.uuid,
+    companyUuid: owner.companyUuid,
+    userUuid: owner.userUuid,
+    pendingUserUuid: pending.userUuid,
+    packageUuid: pkg.uuid,
+    billingUuid: await billing('awaiting_review', true),
+    perCaller,
+  };
 }
 
 /** Everything a refused request must leave as it was (areas with their own tables add them here). */
 async function snapshot(t: TestApp): Promise<unknown> {
-  return t.dataSource
+  const admins = await t.dataSource
     .getRepository(Admin)
     .createQueryBuilder('admin')
     .addSelect('admin.passwordHash')
     .orderBy('admin.id')
     .getMany();
+  const companies = await t.dataSource
+    .getRepository(Company)
+    .createQueryBuilder('company')
+    .addSelect(['company.relayPasswordHash', 'company.scriptTokenHash'])
+    .orderBy('company.id')
+    .getMany();
+  const order = { order: { id: 'ASC' as const } };
+  return {
+    admins,
+    companies,
+    users: await t.dataSource.getRepository(User).find(order),
+    packages: await t.dataSource.getRepository(Package).find(order),
+    billings: await t.dataSource.getRepository(Billing).find(order),
+    notifications: await t.dataSource.getRepository(Notification).find(order),
+  };
 }
 
 const key = (e: MatrixEntry) => `${e.method.toUpperCase()} ${e.route}`;
@@ -169,15 +569,15 @@ describe('Admin role matrix (auth.md)', () => {
   beforeAll(async () => {
     t = await createTestApp();
     for (const role of ADMIN_ROLE_NAMES) callers[role] = await createAdmin(t, role);
-    fixtures = await createFixtures(t);
+    fixtures = await createFixtures(t, callers);
     userToken = (await createActiveUser(t)).accessToken;
   });
   afterAll(async () => {
     await t.close();
   });
 
-  function call(entry: MatrixEntry, token?: string) {
-    let req = t.http()[entry.method](entry.path(fixtures));
+  function call(entry: MatrixEntry, token?: string, role: AdminRoleName = 'superAdmin') {
+    let req = t.http()[entry.method](entry.path(fixtures, role));
     if (token) req = req.set(...bearer(token));
     return entry.body ? req.send(entry.body(fixtures)) : req;
   }
@@ -190,8 +590,11 @@ describe('Admin role matrix (auth.md)', () => {
     cells.map((c) => [c.entry.row, key(c.entry), c.role, c.allowed ? 'allowed' : 'refused', c] as const),
   )('%s: %s as %s is %s', async (_row, _key, role, _verdict, { entry, allowed }) => {
     const before = await snapshot(t);
-    const res = await call(entry, callers[role].accessToken);
-    if (allowed) {
+    const res = await call(entry, callers[role].accessToken, role);
+    if (allowed && entry.raw) {
+      expect(res.status).toBe(entry.status);
+      expect(res.headers['content-disposition']).toMatch(/^attachment/);
+    } else if (allowed) {
       expect(res.status).toBe(entry.status);
       expect(res.body).toMatchObject({ status: 'success', code: entry.status });
       expect(typeof res.body.data).toBe('object');

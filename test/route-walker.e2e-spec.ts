@@ -16,6 +16,7 @@ import { UndecoratedRouteModule } from './support/test-controllers';
  */
 const PUBLIC: Record<string, number> = {
   'POST /api/v1/users/register': 400,
+  'POST /api/v1/users/accept-invite': 400,
   'POST /api/v1/users/login': 400,
   'POST /api/v1/users/verify-email': 400,
   'POST /api/v1/users/resend-verification': 400,

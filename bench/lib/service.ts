@@ -107,6 +107,18 @@ export function residentBytes(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): 
   }
 }
 
+/** CPU time (user + system) a process has used so far, in microseconds (Linux /proc), or undefined. */
+export function cpuMicros(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Polls VmRSS every `everyMs` while running; `peak()` is the highest value seen. */
 export class RssSampler {
   private max: number | undefined;

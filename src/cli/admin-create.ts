@@ -14,6 +14,7 @@ import { CreateAdminDto } from '../modules/admins/dto/admin-requests.dto';
 import { AdminRole, ADMIN_ROLE_NAMES } from '../modules/admins/entities/admin-role.entity';
 import { Admin } from '../modules/admins/entities/admin.entity';
 import { AuthModule } from '../modules/auth/auth.module';
+import { JobRegistryModule } from '../modules/jobs/job-registry.module';
 import { MailModule } from '../modules/mail/mail.module';
 
 /**
@@ -30,6 +31,7 @@ import { MailModule } from '../modules/mail/mail.module';
     AppConfigModule,
     DatabaseModule,
     MailModule,
+    JobRegistryModule,
     AuthModule,
     TypeOrmModule.forFeature([Admin, AdminRole]),
   ],

@@ -20,6 +20,11 @@ const toInt = ({ value }: { value: unknown }) =>
 const toBool = ({ value }: { value: unknown }) =>
   value === 'true' ? true : value === 'false' ? false : value;
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
+/** An empty variable (as `.env.example` leaves it) means the default. */
+const emptyTo =
+  (fallback: unknown) =>
+  ({ value }: { value: unknown }) =>
+    value === '' || value === undefined ? fallback : value;
 
 const DURATION = /^\d+(ms|s|m|h|d)?$/;
 
@@ -80,6 +85,28 @@ export class EnvironmentVariables {
   @Transform(emptyToUndefined) @IsOptional() @IsString() INTERNAL_API_KEY?: string;
   @Transform(emptyToUndefined) @IsOptional() @IsString() LOG_SHIPPER_API_KEY?: string;
   @Transform(emptyToUndefined) @IsOptional() @IsString() PAYMENT_CALLBACK_TOKEN?: string;
+  @Transform(emptyTo('https://api.xendit.co'))
+  @IsUrl({ require_tld: false, require_protocol: true })
+  PAYMENT_GATEWAY_URL = 'https://api.xendit.co';
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString() PAYMENT_GATEWAY_SECRET_KEY?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true })
+  PAYMENT_SUCCESS_URL?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true })
+  PAYMENT_FAILURE_URL?: string;
+
+  /** Seconds a gateway invoice stays payable. */
+  @Transform((p) => toInt({ value: emptyTo(172800)(p) })) @IsInt() @Min(1) PAYMENT_INVOICE_DURATION = 172800;
+
+  /** How long a call to the payment gateway may take (ms). */
+  @Transform((p) => toInt({ value: emptyTo(10000)(p) })) @IsInt() @Min(1) PAYMENT_GATEWAY_TIMEOUT_MS = 10000;
+
   @Transform(emptyToUndefined) @IsOptional() @IsString() MAIL_PROVIDER_WEBHOOK_USER?: string;
   @Transform(emptyToUndefined) @IsOptional() @IsString() MAIL_PROVIDER_WEBHOOK_PASSWORD?: string;
 

@@ -55,6 +55,7 @@ export async function loginUser(t: TestApp, email: string, password = PASSWORD):
 
 export interface CreatedAdmin extends LoggedIn {
   uuid: string;
+  role: AdminRoleName;
   email: string;
   password: string;
 }
@@ -68,6 +69,7 @@ export async function createAdmin(t: TestApp, roleName: AdminRoleName = 'superAd
   const res = await t.http().post('/api/v1/admins/login').send({ email, password: PASSWORD }).expect(200);
   return {
     uuid: admin.uuid,
+    role: roleName,
     email,
     password: PASSWORD,
     accessToken: res.body.data.accessToken,

@@ -12,8 +12,12 @@ import { MemoryRateLimitStore, RateLimitStore, RedisRateLimitStore } from './rat
     {
       provide: RATE_LIMIT_STORE,
       inject: [AppConfig],
-      useFactory: (config: AppConfig): RateLimitStore =>
-        config.env.REDIS_URL ? new RedisRateLimitStore(config.env.REDIS_URL) : new MemoryRateLimitStore(),
+      useFactory: async (config: AppConfig): Promise<RateLimitStore> => {
+        if (!config.env.REDIS_URL) return new MemoryRateLimitStore();
+        const store = new RedisRateLimitStore(config.env.REDIS_URL);
+        await store.connected();
+        return store;
+      },
     },
   ],
   exports: [RATE_LIMIT_STORE],

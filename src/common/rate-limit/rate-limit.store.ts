@@ -73,7 +73,27 @@ export class RedisRateLimitStore implements RateLimitStore {
     }
   }
 
+  /**
+   * Settles once the first connection attempt has: ready, failed, or `timeoutMs` passed. Until
+   * then every hit would fail open, so the module waits for it before the app serves requests.
+   * Never rejects: an unreachable Redis only costs the limiter, not the start.
+   */
+  connected(timeoutMs = 2000): Promise<void> {
+    if (this.redis.status === 'ready') return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.redis.off('ready', done).off('error', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.redis.once('ready', done).once('error', done);
+    });
+  }
+
   async close(): Promise<void> {
     await this.redis.quit().catch(() => undefined);
+    // quit() fails while Redis is unreachable and the client would go on reconnecting forever.
+    this.redis.disconnect();
   }
 }

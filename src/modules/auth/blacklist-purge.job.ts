@@ -1,18 +1,16 @@
-import { Injectable, Logger } from '@nestjs/common';
-import { Cron, CronExpression } from '@nestjs/schedule';
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { JobRegistry } from '../jobs/job-registry';
 import { BlacklistService } from './blacklist.service';
 
-/** `purge-blacklist`: deletes revoked refresh tokens whose expiry has passed. Safe to run twice. */
+/** `purge-blacklist` (hourly): deletes revoked refresh tokens whose expiry has passed. Safe to run twice. */
 @Injectable()
-export class BlacklistPurgeJob {
-  private readonly logger = new Logger(BlacklistPurgeJob.name);
+export class BlacklistPurgeJob implements OnModuleInit {
+  constructor(
+    private readonly registry: JobRegistry,
+    private readonly blacklist: BlacklistService,
+  ) {}
 
-  constructor(private readonly blacklist: BlacklistService) {}
-
-  @Cron(CronExpression.EVERY_HOUR, { name: 'purge-blacklist' })
-  async run(): Promise<number> {
-    const purged = await this.blacklist.purgeExpired();
-    if (purged) this.logger.log(`Purged ${purged} expired blacklist entries`);
-    return purged;
+  onModuleInit(): void {
+    this.registry.register({ name: 'purge-blacklist', run: () => this.blacklist.purgeExpired() });
   }
 }

@@ -1,14 +1,31 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CompaniesModule } from '../companies/companies.module';
+import { PackagesModule } from '../packages/packages.module';
 import { Package } from '../packages/entities/package.entity';
 import { BillingPaymentsService } from './billing-payments.service';
+import { BillingReportsService } from './billing-reports.service';
+import { BillingReviewsService } from './billing-reviews.service';
+import { BillingsAdminController } from './billings-admin.controller';
+import { BillingsController } from './billings.controller';
+import { BillingsService } from './billings.service';
+import { BillingsJobs } from './billings-jobs';
 import { Billing } from './entities/billing.entity';
 import { PaymentEvent } from './entities/payment-event.entity';
+import { PaymentCallbacksService } from './payment-callbacks.service';
+import { RevenueReportController } from './revenue-report.controller';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Billing, PaymentEvent, Package]), CompaniesModule],
-  providers: [BillingPaymentsService],
-  exports: [BillingPaymentsService],
+  imports: [TypeOrmModule.forFeature([Billing, PaymentEvent, Package]), CompaniesModule, PackagesModule],
+  controllers: [BillingsController, BillingsAdminController, RevenueReportController],
+  providers: [
+    BillingPaymentsService,
+    BillingsService,
+    BillingReviewsService,
+    BillingReportsService,
+    BillingsJobs,
+    PaymentCallbacksService,
+  ],
+  exports: [BillingPaymentsService, PaymentCallbacksService],
 })
 export class BillingsModule {}

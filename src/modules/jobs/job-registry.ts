@@ -5,11 +5,14 @@ export interface ScheduledJob {
   /** As listed in the `t3st-job` row of endpoints.md, e.g. `expire-billings`. */
   name: string;
   run(): Promise<number>;
+  /** Cron expression (with seconds) when the job wants another cadence than the jobs module's table. */
+  cron?: string;
 }
 
 /**
- * Each area registers its jobs here (in its constructor or onModuleInit); the jobs module
- * schedules them, runs them on one replica at a time, and runs them on demand (`GET /api/v1/t3st-job`).
+ * Each area registers its jobs here (in its constructor or onModuleInit: the jobs module
+ * schedules what is registered when the application has bootstrapped), runs them on one
+ * replica at a time, and runs them on demand (`GET /api/v1/t3st-job`).
  */
 @Injectable()
 export class JobRegistry {

@@ -1,6 +1,13 @@
-import { Global, Module } from '@nestjs/common';
-import { JobRegistry } from './job-registry';
+import { Module } from '@nestjs/common';
+import { JobRegistryModule } from './job-registry.module';
+import { JobsController } from './jobs.controller';
+import { JobsService } from './jobs.service';
 
-@Global()
-@Module({ providers: [JobRegistry], exports: [JobRegistry] })
+/** Schedules the registered jobs, one replica at a time, and runs them on demand (`GET /api/v1/t3st-job`). */
+@Module({
+  imports: [JobRegistryModule],
+  controllers: [JobsController],
+  providers: [JobsService],
+  exports: [JobsService],
+})
 export class JobsModule {}

@@ -1,10 +1,28 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
 import { EntityManager, In, IsNull, Repository } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { BadRequestError, NotFoundError } from '../../common/errors/domain-error';
+import { Page, skipFor, toPage } from '../../common/pagination/page';
+import { parseSort } from '../../common/pagination/sort';
+import { TransactionService } from '../../database/transaction.service';
 import { AdminRoleName } from '../admins/entities/admin-role.entity';
 import { Admin } from '../admins/entities/admin.entity';
+import { Company } from '../companies/entities/company.entity';
 import { MailService } from '../mail/mail.service';
 import { User } from '../users/entities/user.entity';
+import {
+  BroadcastDto,
+  ListNotificationsQueryDto,
+  NOTIFICATION_SORT_FIELDS,
+} from './dto/notification-requests.dto';
+import {
+  BroadcastResultDto,
+  NotificationDto,
+  ReadAllDto,
+  UnreadCountDto,
+} from './dto/notification-response.dto';
 import { Notification, NotificationType } from './entities/notification.entity';
 
 export interface NotificationContent {
@@ -25,6 +43,27 @@ interface Recipient {
   email: string;
 }
 
+/** Whose notifications a route reads: the calling user or the calling admin. */
+export type NotificationOwner =
+  (Pick<User, 'id' | 'uuid'> & { kind: 'user' }) | (Pick<Admin, 'id' | 'uuid'> & { kind: 'admin' });
+
+export const userOwner = (user: Pick<User, 'id' | 'uuid'>): NotificationOwner => ({
+  kind: 'user',
+  id: user.id,
+  uuid: user.uuid,
+});
+
+export const adminOwner = (admin: Pick<Admin, 'id' | 'uuid'>): NotificationOwner => ({
+  kind: 'admin',
+  id: admin.id,
+  uuid: admin.uuid,
+});
+
+/** Rows written (and users read) per statement of a broadcast. */
+const BROADCAST_BATCH = 500;
+/** E-mails sent at the same time by one delivery: a broadcast must not open thousands of SMTP connections. */
+const EMAIL_CONCURRENCY = 5;
+
 /**
  * Creates notifications for users and admins (one row per recipient) and e-mails the ones
  * worth it. Other areas call these methods when their events happen; pass the transaction's
@@ -38,6 +77,8 @@ export class NotificationsService {
     @InjectRepository(Notification) private readonly notifications: Repository<Notification>,
     @InjectRepository(User) private readonly users: Repository<User>,
     @InjectRepository(Admin) private readonly admins: Repository<Admin>,
+    @InjectRepository(Company) private readonly companies: Repository<Company>,
+    private readonly transactions: TransactionService,
     private readonly mail: MailService,
   ) {}
 
@@ -110,19 +151,28 @@ export class NotificationsService {
       }),
     );
     for (let i = 0; i < rows.length; i += 200) await repo.save(rows.slice(i, i + 200));
-    if (content.email) {
-      // After the response: e-mail is work that can wait, and a failure must not undo the notification.
-      setImmediate(() => {
-        for (const r of recipients) {
-          this.mail
-            .sendNotification(r.email, content.title, content.body, content.link)
-            .catch((e: unknown) => {
-              this.logger.error({ err: e }, 'Notification e-mail failed');
-            });
-        }
-      });
-    }
+    if (content.email) this.emailLater(recipients, content);
     return rows.length;
+  }
+
+  /**
+   * After the response: e-mail is work that can wait, and a failure must not undo the
+   * notification (it is only logged). At most EMAIL_CONCURRENCY sends run at once.
+   */
+  private emailLater(recipients: Array<{ email: string }>, content: NotificationContent): void {
+    const queue = recipients.map((r) => r.email);
+    const worker = async (): Promise<void> => {
+      for (let to = queue.shift(); to !== undefined; to = queue.shift()) {
+        try {
+          await this.mail.sendNotification(to, content.title, content.body, content.link);
+        } catch (e: unknown) {
+          this.logger.error({ err: e }, 'Notification e-mail failed');
+        }
+      }
+    };
+    setImmediate(() => {
+      for (let i = 0; i < Math.min(EMAIL_CONCURRENCY, queue.length); i++) void worker();
+    });
   }
 
   /** Unread notifications of a recipient (used by the list routes). */
@@ -133,5 +183,136 @@ export class NotificationsService {
           ? { userId: recipient.userId, readAt: IsNull() }
           : { adminId: recipient.adminId, readAt: IsNull() },
     });
+  }
+
+  /** The owner's notifications, newest first unless `sort` says otherwise. */
+  async list(owner: NotificationOwner, q: ListNotificationsQueryDto): Promise<Page<NotificationDto>> {
+    const [column, direction] = parseSort(q.sort, NOTIFICATION_SORT_FIELDS, ['createdAt', 'DESC']);
+    const qb = this.notifications
+      .createQueryBuilder('notification')
+      .where(`notification.${owner.kind}_id = :ownerId`, { ownerId: owner.id });
+    if (q.unread !== undefined) {
+      qb.andWhere(q.unread ? 'notification.read_at IS NULL' : 'notification.read_at IS NOT NULL');
+    }
+    if (q.type) qb.andWhere('notification.type = :type', { type: q.type });
+    const [rows, total] = await qb
+      .orderBy(column, direction)
+      .addOrderBy('notification.id', direction)
+      .skip(skipFor(q.page, q.limit))
+      .take(q.limit)
+      .getManyAndCount();
+    return toPage(
+      rows.map((n) => this.toDto(n, owner)),
+      total,
+      q.page,
+      q.limit,
+    );
+  }
+
+  async countUnread(owner: NotificationOwner): Promise<UnreadCountDto> {
+    return { count: await this.unreadCount(this.recipientOf(owner)) };
+  }
+
+  /** Marks one of the owner's notifications read (once: a second call keeps the first time). Another's is a 404. */
+  async markRead(owner: NotificationOwner, uuid: string): Promise<NotificationDto> {
+    const where = { uuid, ...this.recipientOf(owner) };
+    const found = await this.notifications.findOne({ where, select: { id: true } });
+    if (!found) throw new NotFoundError('Notification not found');
+    await this.notifications.update({ id: found.id, readAt: IsNull() }, { readAt: new Date() });
+    return this.toDto(await this.notifications.findOneByOrFail({ id: found.id }), owner);
+  }
+
+  async markAllRead(owner: NotificationOwner): Promise<ReadAllDto> {
+    const result = await this.notifications.update(
+      { ...this.recipientOf(owner), readAt: IsNull() },
+      { readAt: new Date() },
+    );
+    return { updated: result.affected ?? 0 };
+  }
+
+  /** Deletes one of the owner's notifications; another's is a 404 (its existence is not revealed). */
+  async remove(owner: NotificationOwner, uuid: string): Promise<void> {
+    const result = await this.notifications.delete({ uuid, ...this.recipientOf(owner) });
+    if (!result.affected) throw new NotFoundError('Notification not found');
+  }
+
+  /**
+   * One `broadcast` notification per active user of the given companies (any status: the
+   * admin named them), or of every active company when none are given. Rows are written in
+   * batches inside one transaction, so a failure leaves nothing behind; e-mails follow after.
+   */
+  async broadcast(dto: BroadcastDto): Promise<BroadcastResultDto> {
+    const companyIds = dto.companyUuids ? await this.companyIds(dto.companyUuids) : undefined;
+    const content: NotificationContent = {
+      type: 'broadcast',
+      title: dto.title,
+      body: dto.body,
+      data: { broadcastUuid: randomUUID() },
+      email: dto.email,
+    };
+    const emails: Array<{ email: string }> = [];
+    const recipients = await this.transactions.run(async (em) => {
+      let written = 0;
+      for (let lastId = 0; ;) {
+        const qb = em
+          .getRepository(User)
+          .createQueryBuilder('user')
+          .select(['user.id', 'user.email'])
+          .where("user.status = 'active'")
+          .andWhere('user.id > :lastId', { lastId });
+        if (companyIds) qb.andWhere('user.company_id IN (:...companyIds)', { companyIds });
+        else qb.innerJoin('user.company', 'company').andWhere("company.status = 'active'");
+        const users = await qb.orderBy('user.id', 'ASC').limit(BROADCAST_BATCH).getMany();
+        if (!users.length) return written;
+        await em
+          .createQueryBuilder()
+          .insert()
+          .into(Notification)
+          .values(users.map((u) => this.row(content, { userId: u.id })))
+          .execute();
+        written += users.length;
+        if (content.email) emails.push(...users);
+        lastId = users[users.length - 1].id;
+      }
+    });
+    if (content.email) this.emailLater(emails, content);
+    return { recipients };
+  }
+
+  /** Internal ids of the companies; unknown uuids are a 400 that names them. */
+  private async companyIds(uuids: string[]): Promise<number[]> {
+    const found = await this.companies.find({ where: { uuid: In(uuids) }, select: { id: true, uuid: true } });
+    const known = new Set(found.map((c) => c.uuid));
+    const unknown = uuids.filter((u) => !known.has(u));
+    if (unknown.length) throw new BadRequestError(`Unknown companies: ${unknown.join(', ')}`);
+    return found.map((c) => c.id);
+  }
+
+  private row(
+    content: NotificationContent,
+    to: { userId?: number; adminId?: number },
+  ): QueryDeepPartialEntity<Notification> {
+    return {
+      uuid: randomUUID(),
+      userId: to.userId ?? null,
+      adminId: to.adminId ?? null,
+      type: content.type,
+      title: content.title,
+      body: content.body,
+      // simple-json: TypeORM serialises the object; its deep-partial type does not describe that.
+      data: (content.data ?? null) as QueryDeepPartialEntity<Notification>['data'],
+      readAt: null,
+    };
+  }
+
+  private recipientOf(owner: NotificationOwner): { userId: number } | { adminId: number } {
+    return owner.kind === 'user' ? { userId: owner.id } : { adminId: owner.id };
+  }
+
+  private toDto(n: Notification, owner: NotificationOwner): NotificationDto {
+    return NotificationDto.from(
+      n,
+      owner.kind === 'user' ? { userUuid: owner.uuid } : { adminUuid: owner.uuid },
+    );
   }
 }

@@ -13,6 +13,7 @@ import {
   TokenDto,
   UpdateMeDto,
 } from './dto/user-requests.dto';
+import { AcceptInviteDto, InvitationAcceptedDto } from './dto/invitation.dto';
 import { EmailVerifiedDto, MeDto, RegisteredDto, UserLoginDto } from './dto/user-response.dto';
 import { User } from './entities/user.entity';
 import { UsersService } from './users.service';
@@ -85,6 +86,16 @@ export class UsersController {
   async resetPassword(@Body() dto: ResetPasswordDto): Promise<object> {
     await this.users.resetPassword(dto);
     return {};
+  }
+
+  @Post('accept-invite')
+  @Public()
+  @HttpCode(200)
+  @ResponseMessage('Invitation accepted')
+  @ApiEnvelope(InvitationAcceptedDto)
+  @ApiErrors(400, 401, 403, 429)
+  acceptInvite(@Body() dto: AcceptInviteDto): Promise<InvitationAcceptedDto> {
+    return this.users.acceptInvite(dto);
   }
 
   @Get('me')

@@ -13,6 +13,8 @@ import { PasswordService } from '../auth/password.service';
 import { TokenService } from '../auth/token.service';
 import { Company } from '../companies/entities/company.entity';
 import { MailService } from '../mail/mail.service';
+import { NotificationsService } from '../notifications/notifications.service';
+import { AcceptInviteDto, InvitationAcceptedDto } from './dto/invitation.dto';
 import {
   ChangePasswordDto,
   LoginDto,
@@ -33,6 +35,7 @@ import { User } from './entities/user.entity';
 
 const INVALID_LOGIN = 'Invalid email or password';
 const INVALID_RESET = 'Invalid or expired reset token';
+const INVALID_INVITE = 'Invalid or expired invitation';
 
 @Injectable()
 export class UsersService {
@@ -43,9 +46,13 @@ export class UsersService {
     private readonly passwords: PasswordService,
     private readonly tokens: TokenService,
     private readonly mail: MailService,
+    private readonly notifications: NotificationsService,
   ) {}
 
-  /** Company, owner user (`pending`) and contact in one transaction; then the verification e-mail. */
+  /**
+   * Company, owner user (`pending`), contact and the admins' `company.registered`
+   * notifications in one transaction; then the verification e-mail.
+   */
   async register(dto: RegisterDto): Promise<RegisteredDto> {
     if (await this.users.exists({ where: { email: dto.email } })) {
       throw new ConflictError('Email is already registered');
@@ -72,9 +79,19 @@ export class UsersService {
           contactId: contact.id,
         }),
       );
+      await this.notifications.notifyAdmins(
+        ['superAdmin', 'admin'],
+        {
+          type: 'company.registered',
+          title: `New company: ${company.name}`,
+          body: `${company.name} signed up (${dto.email}).`,
+          data: { companyUuid: company.uuid },
+        },
+        em,
+      );
       return Object.assign(created, { company, contact });
     });
-    await this.sendVerification(user);
+    await this.sendVerificationMail(user);
     return {
       user: UserDto.from(user, user.company.uuid, user.contact.uuid),
       company: CompanySummaryDto.from(user.company),
@@ -119,10 +136,23 @@ export class UsersService {
     return { verified: true, alreadyVerified: false };
   }
 
-  /** Always succeeds (no account enumeration); mails only an existing, unverified address. */
+  /**
+   * Always succeeds (no account enumeration); mails only an existing, unverified address. An
+   * invited member who has no password yet gets the invitation again instead: a verification
+   * link would activate an account nobody can log in to.
+   */
   async resendVerification(email: string): Promise<void> {
-    const user = await this.withRelations().where('user.email = :email', { email }).getOne();
-    if (user && !user.emailVerifiedAt) await this.sendVerification(user);
+    const user = await this.withRelations()
+      .addSelect('user.passwordHash')
+      .where('user.email = :email', { email })
+      .getOne();
+    if (user && !user.emailVerifiedAt) await this.sendVerificationOrInvitation(user);
+  }
+
+  /** `user` must come with its contact, its company and its password hash selected. */
+  async sendVerificationOrInvitation(user: User): Promise<void> {
+    if (user.passwordHash) await this.sendVerificationMail(user);
+    else await this.sendInvitationMail(user, user.contact.fullName, user.company.name);
   }
 
   /** Always succeeds (no account enumeration). */
@@ -145,6 +175,68 @@ export class UsersService {
     if (!user || user.email !== claims.email) throw new InvalidCredentialsError(INVALID_RESET);
     const changed = await this.setPassword(user.id, claims.pwv, dto.password);
     if (!changed) throw new InvalidCredentialsError(INVALID_RESET);
+  }
+
+  /**
+   * An invited member sets a password: the token must be an invitation whose `pwv` is still
+   * the member's password version. Setting the password bumps the version in the same
+   * conditional update, so the first invitation used ends every other one (re-sent ones too).
+   */
+  async acceptInvite(dto: AcceptInviteDto): Promise<InvitationAcceptedDto> {
+    const claims = this.tokens.verifyVerification(dto.token);
+    if (claims.purpose !== 'invite' || typeof claims.pwv !== 'number') {
+      throw new InvalidCredentialsError(INVALID_INVITE);
+    }
+    const user = await this.users.findOne({ where: { uuid: claims.uuid } });
+    if (!user || user.email !== claims.email || user.passwordVersion !== claims.pwv) {
+      throw new InvalidCredentialsError(INVALID_INVITE);
+    }
+    if (user.status === 'suspended') throw new ForbiddenError('User account is suspended');
+    const passwordHash = await this.passwords.hash(dto.password);
+    const now = new Date();
+    const result = await this.users
+      .createQueryBuilder()
+      .update(User)
+      .set({
+        passwordHash,
+        passwordVersion: () => 'password_version + 1',
+        status: 'active',
+        emailVerifiedAt: user.emailVerifiedAt ?? now,
+      })
+      .where('id = :id AND password_version = :version AND status = :status', {
+        id: user.id,
+        version: claims.pwv,
+        status: user.status,
+      })
+      .execute();
+    if ((result.affected ?? 0) !== 1) throw new InvalidCredentialsError(INVALID_INVITE);
+    const accepted = await this.withRelations().where('user.id = :id', { id: user.id }).getOneOrFail();
+    return { user: UserDto.from(accepted, accepted.company.uuid, accepted.contact.uuid) };
+  }
+
+  /**
+   * E-mails an invitation link (`{APP_URL}/accept-invite?token=…`) to a member who has not set a
+   * password yet. The token carries the member's password version, so every invitation sent
+   * stays valid (for a day) until one of them is used.
+   */
+  async sendInvitationMail(user: User, fullName: string, companyName: string): Promise<void> {
+    const token = this.tokens.signVerification({
+      uuid: user.uuid,
+      email: user.email,
+      purpose: 'invite',
+      pwv: user.passwordVersion,
+    });
+    await this.mail.sendInvitation(user.email, fullName, companyName, token);
+  }
+
+  /** E-mails a verification link; `user` must come with its contact. */
+  async sendVerificationMail(user: User): Promise<void> {
+    const token = this.tokens.signVerification({
+      uuid: user.uuid,
+      email: user.email,
+      purpose: 'verify-email',
+    });
+    await this.mail.sendVerification(user.email, user.contact.fullName, token);
   }
 
   me(user: User): MeDto {
@@ -189,15 +281,6 @@ export class UsersService {
       .where('id = :id AND password_version = :version', { id: userId, version: expectedVersion })
       .execute();
     return (result.affected ?? 0) === 1;
-  }
-
-  private async sendVerification(user: User): Promise<void> {
-    const token = this.tokens.signVerification({
-      uuid: user.uuid,
-      email: user.email,
-      purpose: 'verify-email',
-    });
-    await this.mail.sendVerification(user.email, user.contact.fullName, token);
   }
 
   private withRelations() {

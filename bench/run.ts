@@ -1,0 +1,367 @@
+/**
+ * `npm run bench`: the first figures of quality.md "Speed and memory", measured on this machine
+ * against the built service (dist/main.js in a child process), printed as one table and written
+ * to bench/results/latest.json. A figure over budget says "fail" but the exit code stays 0; the
+ * exit code is 1 only when the bench itself breaks (service does not start, a request fails).
+ *
+ * Environment: BENCH_DATABASE_URL (postgres://…; default the embedded SQLite database),
+ * BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 50), BENCH_LOG_LEVEL (default warn).
+ */
+import autocannon from 'autocannon';
+import * as jwt from 'jsonwebtoken';
+import { createSecretKey, randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { ACCESS_TOKEN_ALGORITHM, ACCESS_TOKEN_CLOCK_TOLERANCE_S } from '../src/modules/auth/token.service';
+import { benchDatabase, BenchDatabase } from './lib/database';
+import { cpuMicros, RssSampler, residentBytes, RunningService, startService } from './lib/service';
+
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+const WARMUP_S = 2;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const JWT_SECONDS = 2;
+/**
+ * warn, not info: at info every request writes a log line, and the run would measure the log
+ * sink (a pipe into this process) instead of the service. Production may run at info; the
+ * figures here are the service's own cost.
+ */
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
+const MB = 1024 * 1024;
+
+/** Four different secrets of ≥ 32 characters; known to the bench, fixed for no reason but readability. */
+const SECRETS = {
+  JWT_ACCESS_SECRET: `bench-access-${randomBytes(24).toString('hex')}`,
+  JWT_REFRESH_SECRET: `bench-refresh-${randomBytes(24).toString('hex')}`,
+  JWT_VERIFICATION_SECRET: `bench-verification-${randomBytes(24).toString('hex')}`,
+  JWT_RESET_SECRET: `bench-reset-${randomBytes(24).toString('hex')}`,
+};
+
+interface Figure {
+  id: string;
+  figure: string;
+  value: number | null;
+  unit: string;
+  /** e.g. ≥ 100000; null for figures printed for information only. */
+  budget: { op: '>=' | '<='; limit: number } | null;
+  pass: boolean | null;
+  note?: string;
+}
+
+interface HttpRun {
+  path: string;
+  requestsPerSecond: number;
+  latencyMs: { p50: number; p90: number; p99: number; max: number };
+  requests: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  durationS: number;
+  /** The service's own CPU time per request (user + system): robust to a noisy machine. */
+  serviceCpuMicrosPerRequest: number | null;
+}
+
+function figure(
+  id: string,
+  name: string,
+  value: number | null,
+  unit: string,
+  budget: Figure['budget'],
+  note?: string,
+): Figure {
+  const pass =
+    budget === null
+      ? null
+      : value !== null && (budget.op === '>=' ? value >= budget.limit : value <= budget.limit);
+  return { id, figure: name, value, unit, budget, pass, note };
+}
+
+/** (a) The bearer guard's JWT check alone: what passport-jwt calls for every bearer request. */
+function measureTokenVerification(): { perSecond: number; iterations: number } {
+  const key = createSecretKey(Buffer.from(SECRETS.JWT_ACCESS_SECRET, 'utf8'));
+  const token = jwt.sign(
+    { userUuid: randomUUID(), contactUuid: randomUUID(), companyUuid: randomUUID(), isAdmin: false },
+    key,
+    { algorithm: ACCESS_TOKEN_ALGORITHM, expiresIn: 3600 },
+  );
+  const options: jwt.VerifyOptions = {
+    algorithms: [ACCESS_TOKEN_ALGORITHM],
+    clockTolerance: ACCESS_TOKEN_CLOCK_TOLERANCE_S,
+  };
+  const run = (seconds: number) => {
+    const until = performance.now() + seconds * 1000;
+    let iterations = 0;
+    const started = performance.now();
+    let now = started;
+    do {
+      for (let i = 0; i < 1000; i++) {
+        const claims = jwt.verify(token, key, options);
+        if (typeof claims === 'string') throw new Error('unexpected string payload');
+      }
+      iterations += 1000;
+      now = performance.now();
+    } while (now < until);
+    return { iterations, elapsedMs: now - started };
+  };
+  run(0.3); // warm-up: JIT, crypto
+  const { iterations, elapsedMs } = run(JWT_SECONDS);
+  return { perSecond: iterations / (elapsedMs / 1000), iterations };
+}
+
+async function load(service: RunningService, path: string, headers: Record<string, string>, seconds: number) {
+  const cpuBefore = cpuMicros(service.pid);
+  const result = await autocannon({
+    url: `${service.baseUrl}${path}`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers,
+  });
+  const cpuAfter = cpuMicros(service.pid);
+  const run: HttpRun = {
+    path,
+    requestsPerSecond: result['2xx'] / result.duration,
+    latencyMs: {
+      p50: result.latency.p50,
+      p90: result.latency.p90,
+      p99: result.latency.p99,
+      max: result.latency.max,
+    },
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    durationS: result.duration,
+    serviceCpuMicrosPerRequest:
+      cpuBefore === undefined || cpuAfter === undefined
+        ? null
+        : (cpuAfter - cpuBefore) / result.requests.total,
+  };
+  return run;
+}
+
+async function measureHttp(service: RunningService, path: string, headers: Record<string, string> = {}) {
+  await load(service, path, headers, WARMUP_S);
+  const run = await load(service, path, headers, DURATION_S);
+  if (run.non2xx || run.errors) {
+    throw new Error(
+      `GET ${path}: ${run.non2xx} non-2xx answers and ${run.errors} errors out of ${run.requests} requests`,
+    );
+  }
+  return run;
+}
+
+async function api<T>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  body: unknown,
+  expected: number,
+): Promise<T> {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status !== expected)
+    throw new Error(`${method} ${path}: expected ${expected}, got ${res.status}: ${text}`);
+  return (JSON.parse(text) as { data: T }).data;
+}
+
+/** A real, verified user and a bearer token for it: register and log in through the API. */
+async function userToken(service: RunningService, db: BenchDatabase): Promise<string> {
+  const email = `bench-${randomBytes(5).toString('hex')}@example.com`;
+  const password = 'bench password 0123';
+  await api(
+    service.baseUrl,
+    'POST',
+    '/api/v1/users/register',
+    { companyName: 'Bench Mail', fullName: 'Bench User', email, password },
+    201,
+  );
+  // What following the verification link does; the link only reaches the log here.
+  await db.activateUser(email);
+  const login = await api<{ accessToken: string; expiresIn: number }>(
+    service.baseUrl,
+    'POST',
+    '/api/v1/users/login',
+    { email, password },
+    200,
+  );
+  if (login.expiresIn < 600)
+    throw new Error(`Access token lives ${login.expiresIn} s: too short for the run`);
+  return login.accessToken;
+}
+
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+function printTable(figures: Figure[], header: string): void {
+  const cell = (f: Figure) => {
+    const digits = f.unit === 'ratio' ? 2 : f.unit === 'ms' || f.unit === 's' ? 1 : 0;
+    const unit = f.unit === 'ratio' ? '' : ` ${f.unit}`;
+    return {
+      figure: f.figure,
+      value: f.value === null ? 'n/a' : `${fmt(f.value, digits)}${unit}`,
+      budget: f.budget ? `${f.budget.op === '>=' ? '≥' : '≤'} ${fmt(f.budget.limit, digits)}${unit}` : '-',
+      result: f.pass === null ? 'info' : f.pass ? 'pass' : 'FAIL',
+    };
+  };
+  const rows = [
+    { figure: 'figure', value: 'value', budget: 'budget', result: 'result' },
+    ...figures.map(cell),
+  ];
+  const widths = (['figure', 'value', 'budget'] as const).map((k) =>
+    Math.max(...rows.map((r) => r[k].length)),
+  );
+  const line = (r: (typeof rows)[number]) =>
+    `| ${r.figure.padEnd(widths[0])} | ${r.value.padStart(widths[1])} | ${r.budget.padStart(widths[2])} | ${r.result.padEnd(6)} |`;
+  const rule = `|${'-'.repeat(widths[0] + 2)}|${'-'.repeat(widths[1] + 2)}|${'-'.repeat(widths[2] + 2)}|--------|`;
+  console.log(`\n${header}\n`);
+  console.log(line(rows[0]));
+  console.log(rule);
+  for (const r of rows.slice(1)) console.log(line(r));
+  for (const f of figures.filter((x) => x.note)) console.log(`  ${f.figure}: ${f.note}`);
+}
+
+async function main(): Promise<void> {
+  const machine = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    platform: `${process.platform} ${process.arch}`,
+    /** 1-minute load average at the start: other work on the machine skews the HTTP figures. */
+    loadAverage: Number(loadavg()[0].toFixed(2)),
+  };
+
+  console.log(`access-token verification, ${JWT_SECONDS} s in-process…`);
+  const verification = measureTokenVerification();
+
+  const db = await benchDatabase();
+  let service: RunningService | undefined;
+  try {
+    console.log(`starting dist/main.js on ${db.kind}…`);
+    service = await startService({
+      NODE_ENV: 'development',
+      LOG_LEVEL,
+      ...db.env,
+      ...SECRETS,
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      // The default 60 s would expire mid-run.
+      JWT_ACCESS_TTL: '1h',
+      // The limiter still runs on every request (counts, compares); it just never trips.
+      RATE_LIMIT_PER_MINUTE: '1000000000',
+      LOGIN_RATE_LIMIT_PER_MINUTE: '1000000000',
+      // No outside services: e-mails go to the log, counters stay in memory.
+      SMTP_URL: '',
+      REDIS_URL: '',
+      APP_URL: 'http://localhost:5173',
+    });
+    const token = await userToken(service, db);
+
+    const rss = new RssSampler(service.pid);
+    rss.start();
+    console.log(`GET /health/live: ${WARMUP_S} s warm-up, ${DURATION_S} s at ${CONNECTIONS} connections…`);
+    const live = await measureHttp(service, '/health/live');
+    console.log(
+      `GET /api/v1/users/me: ${WARMUP_S} s warm-up, ${DURATION_S} s at ${CONNECTIONS} connections…`,
+    );
+    const me = await measureHttp(service, '/api/v1/users/me', { authorization: `Bearer ${token}` });
+    rss.stop();
+    const lifetimePeak = residentBytes(service.pid, 'VmHWM');
+    const peakRss = rss.peak();
+
+    const figures: Figure[] = [
+      figure(
+        'access-token-verification',
+        'access-token verification (jsonwebtoken, KeyObject)',
+        verification.perSecond,
+        '/s',
+        { op: '>=', limit: 100_000 },
+      ),
+      figure('health-live', 'GET /health/live ceiling', live.requestsPerSecond, 'req/s', {
+        op: '>=',
+        limit: 15_000,
+      }),
+      figure('users-me', 'GET /api/v1/users/me', me.requestsPerSecond, 'req/s', null),
+      figure(
+        'users-me-ratio',
+        'GET /api/v1/users/me ratio to ceiling',
+        me.requestsPerSecond / live.requestsPerSecond,
+        'ratio',
+        {
+          op: '>=',
+          limit: 0.25,
+        },
+      ),
+      figure(
+        'users-me-p99',
+        `GET /api/v1/users/me p99 at ${CONNECTIONS} connections`,
+        me.latencyMs.p99,
+        'ms',
+        {
+          op: '<=',
+          limit: 25,
+        },
+      ),
+      figure(
+        'rss-peak',
+        'resident memory during the HTTP runs (peak)',
+        peakRss === undefined ? null : peakRss / MB,
+        'MB',
+        { op: '<=', limit: 300 },
+        peakRss === undefined ? 'no /proc on this platform' : undefined,
+      ),
+      figure('start-to-ready', `start to ready (${db.kind})`, service.readyMs / 1000, 's', {
+        op: '<=',
+        limit: 3,
+      }),
+    ];
+
+    const header =
+      `bench ${machine.date} · node ${machine.node} · ${machine.cpus} CPUs (${machine.cpuModel}) · ` +
+      `database ${db.kind} · LOG_LEVEL=${LOG_LEVEL} · ${CONNECTIONS} connections, ${DURATION_S} s per route`;
+    printTable(figures, header);
+    const cpu = (r: HttpRun) =>
+      r.serviceCpuMicrosPerRequest === null ? 'n/a' : `${fmt(r.serviceCpuMicrosPerRequest)} µs`;
+    console.log(
+      `\nload average at start ${machine.loadAverage} on ${machine.cpus} CPUs; service CPU per request ` +
+        `(user + system; less sensitive to other load than req/s): /health/live ${cpu(live)}, /api/v1/users/me ${cpu(me)}`,
+    );
+
+    const results = {
+      ...machine,
+      database: db.kind,
+      logLevel: LOG_LEVEL,
+      connections: CONNECTIONS,
+      durationS: DURATION_S,
+      warmupS: WARMUP_S,
+      figures,
+      details: {
+        tokenVerification: { ...verification, seconds: JWT_SECONDS },
+        http: { live, me },
+        rss: {
+          peakDuringRunsMb: peakRss === undefined ? null : peakRss / MB,
+          lifetimePeakMb: lifetimePeak && lifetimePeak / MB,
+        },
+        startToReadyMs: service.readyMs,
+      },
+    };
+    const dir = join(__dirname, 'results');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+    console.log(`\nwritten to bench/results/latest.json`);
+  } finally {
+    await service?.stop();
+    await db.drop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,24 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { ResponseMessage } from '../../common/http/response-message.decorator';
+import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
+import { AdminRoles } from '../auth/access.decorators';
+import { RunJobsQueryDto } from './dto/job-requests.dto';
+import { JobRunListDto } from './dto/job-response.dto';
+import { JobsService } from './jobs.service';
+
+/** Runs scheduled jobs on demand (under the same one-replica lock as the scheduler). */
+@ApiTags('jobs')
+@Controller('api/v1/t3st-job')
+export class JobsController {
+  constructor(private readonly jobs: JobsService) {}
+
+  @Get()
+  @AdminRoles('superAdmin')
+  @ResponseMessage('Jobs run')
+  @ApiEnvelope(JobRunListDto)
+  @ApiErrors(400)
+  async run(@Query() query: RunJobsQueryDto): Promise<JobRunListDto> {
+    return { items: await this.jobs.run(query.job) };
+  }
+}

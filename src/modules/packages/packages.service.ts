@@ -1,0 +1,177 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { In, QueryFailedError, Repository } from 'typeorm';
+import { ConflictError, NotFoundError } from '../../common/errors/domain-error';
+import { Page, skipFor, toPage } from '../../common/pagination/page';
+import { parseSort } from '../../common/pagination/sort';
+import { Billing } from '../billings/entities/billing.entity';
+import { Company } from '../companies/entities/company.entity';
+import {
+  CreatePackageDto,
+  DEFAULT_DURATION_DAYS,
+  ListPackagesQueryDto,
+  PACKAGE_SORT_FIELDS,
+  UpdatePackageDto,
+} from './dto/package-requests.dto';
+import { AdminPackageDto, PackageDeletedDto, PackageDto } from './dto/package-response.dto';
+import { Package } from './entities/package.entity';
+
+const NOT_FOUND = 'Package not found';
+const NAME_TAKEN = 'A package with this name already exists';
+
+@Injectable()
+export class PackagesService {
+  constructor(
+    @InjectRepository(Package) private readonly packages: Repository<Package>,
+    @InjectRepository(Company) private readonly companies: Repository<Company>,
+    @InjectRepository(Billing) private readonly billings: Repository<Billing>,
+  ) {}
+
+  /** What customers may buy: active and public, cheapest first. */
+  async listOffered(): Promise<{ items: PackageDto[] }> {
+    const rows = await this.packages.find({
+      where: { isActive: true, isPublic: true },
+      order: { price: 'ASC', name: 'ASC' },
+    });
+    return { items: rows.map((p) => PackageDto.from(p)) };
+  }
+
+  /** A package a customer may buy now (active and public); any other is "not found". */
+  async findOffered(uuid: string): Promise<Package> {
+    const pkg = await this.packages.findOne({ where: { uuid, isActive: true, isPublic: true } });
+    if (!pkg) throw new NotFoundError(NOT_FOUND);
+    return pkg;
+  }
+
+  async list(q: ListPackagesQueryDto): Promise<Page<AdminPackageDto>> {
+    const [column, direction] = parseSort(q.sort, PACKAGE_SORT_FIELDS, ['createdAt', 'DESC']);
+    const qb = this.packages.createQueryBuilder('package');
+    if (q.isActive !== undefined) qb.andWhere('package.is_active = :isActive', { isActive: q.isActive });
+    if (q.isPublic !== undefined) qb.andWhere('package.is_public = :isPublic', { isPublic: q.isPublic });
+    if (q.search) {
+      qb.andWhere("LOWER(package.name) LIKE :pattern ESCAPE '\\'", {
+        pattern: `%${escapeLike(q.search.toLowerCase())}%`,
+      });
+    }
+    const [rows, total] = await qb
+      .orderBy(column, direction)
+      .addOrderBy('package.id', direction)
+      .skip(skipFor(q.page, q.limit))
+      .take(q.limit)
+      .getManyAndCount();
+    const counts = await this.companiesCounts(rows.map((p) => p.uuid));
+    return toPage(
+      rows.map((p) => AdminPackageDto.withCount(p, counts.get(p.uuid) ?? 0)),
+      total,
+      q.page,
+      q.limit,
+    );
+  }
+
+  async get(uuid: string): Promise<AdminPackageDto> {
+    const pkg = await this.find(uuid);
+    const counts = await this.companiesCounts([pkg.uuid]);
+    return AdminPackageDto.withCount(pkg, counts.get(pkg.uuid) ?? 0);
+  }
+
+  async create(dto: CreatePackageDto): Promise<AdminPackageDto> {
+    await this.assertNameFree(dto.name);
+    const saved = await this.save(
+      this.packages.create({
+        name: dto.name,
+        description: dto.description ?? null,
+        quota: dto.quota,
+        price: dto.price,
+        currency: dto.currency,
+        durationDays: dto.durationDays ?? DEFAULT_DURATION_DAYS,
+        isPublic: dto.isPublic ?? true,
+        isActive: dto.isActive ?? true,
+      }),
+    );
+    return AdminPackageDto.withCount(saved, 0);
+  }
+
+  /** Billings keep the snapshot taken at their creation: a new price applies to new billings only. */
+  async update(uuid: string, dto: UpdatePackageDto): Promise<AdminPackageDto> {
+    const pkg = await this.find(uuid);
+    if (dto.name !== undefined && dto.name.toLowerCase() !== pkg.name.toLowerCase()) {
+      await this.assertNameFree(dto.name, pkg.id);
+    }
+    const changes: Partial<Package> = {};
+    if (dto.name !== undefined) changes.name = dto.name;
+    if (dto.description !== undefined) changes.description = dto.description;
+    if (dto.quota !== undefined) changes.quota = dto.quota;
+    if (dto.price !== undefined) changes.price = dto.price;
+    if (dto.currency !== undefined) changes.currency = dto.currency;
+    if (dto.durationDays !== undefined) changes.durationDays = dto.durationDays;
+    if (dto.isPublic !== undefined) changes.isPublic = dto.isPublic;
+    if (dto.isActive !== undefined) changes.isActive = dto.isActive;
+    if (Object.keys(changes).length) await this.save(this.packages.merge(pkg, changes));
+    return this.get(uuid);
+  }
+
+  /**
+   * A package used by any company or billing is archived (isActive = false), never deleted.
+   * A billing created between the check and the delete makes the delete fail on its foreign
+   * key: the package is then archived as well.
+   */
+  async remove(uuid: string): Promise<PackageDeletedDto> {
+    const pkg = await this.find(uuid);
+    if (!(await this.inUse(pkg))) {
+      try {
+        await this.packages.delete({ id: pkg.id });
+        return { deleted: true, archived: false };
+      } catch (e) {
+        if (!(e instanceof QueryFailedError)) throw e;
+      }
+    }
+    await this.packages.update({ id: pkg.id }, { isActive: false });
+    return { deleted: false, archived: true };
+  }
+
+  private async inUse(pkg: Package): Promise<boolean> {
+    return (
+      (await this.companies.exists({ where: { packageUuid: pkg.uuid } })) ||
+      (await this.billings.exists({ where: { packageId: pkg.id } }))
+    );
+  }
+
+  private async companiesCounts(uuids: string[]): Promise<Map<string, number>> {
+    if (!uuids.length) return new Map();
+    const rows = await this.companies
+      .createQueryBuilder('company')
+      .select('company.package_uuid', 'packageUuid')
+      .addSelect('COUNT(*)', 'count')
+      .where({ packageUuid: In(uuids) })
+      .groupBy('company.package_uuid')
+      .getRawMany<{ packageUuid: string; count: string | number }>();
+    return new Map(rows.map((r) => [r.packageUuid, Number(r.count)]));
+  }
+
+  private async assertNameFree(name: string, exceptId?: number): Promise<void> {
+    const qb = this.packages
+      .createQueryBuilder('package')
+      .where('LOWER(package.name) = :name', { name: name.toLowerCase() });
+    if (exceptId !== undefined) qb.andWhere('package.id <> :exceptId', { exceptId });
+    if (await qb.getExists()) throw new ConflictError(NAME_TAKEN);
+  }
+
+  /** A concurrent create with the same name hits the unique index: the same 409. */
+  private async save(pkg: Package): Promise<Package> {
+    try {
+      return await this.packages.save(pkg);
+    } catch (e) {
+      if (e instanceof QueryFailedError && /unique|duplicate/i.test(e.message))
+        throw new ConflictError(NAME_TAKEN);
+      throw e;
+    }
+  }
+
+  private async find(uuid: string): Promise<Package> {
+    const pkg = await this.packages.findOne({ where: { uuid } });
+    if (!pkg) throw new NotFoundError(NOT_FOUND);
+    return pkg;
+  }
+}
+
+const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
