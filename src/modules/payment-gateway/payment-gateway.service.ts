@@ -17,7 +17,8 @@ import { PaymentGatewayClient } from './payment-gateway.client';
 @Injectable()
 export class PaymentGatewayService {
   private readonly logger = new Logger(PaymentGatewayService.name);
-  private readonly inFlight = new Map<number, Promise<PaymentInvoiceDto>>();
+  /** Calls in flight per billing in this process: a concurrent call joins the first instead of reading a stale row. */
+  private readonly inFlight = new Map<string, Promise<PaymentInvoiceDto>>();
 
   constructor(
     @InjectRepository(Billing) private readonly billings: Repository<Billing>,
@@ -25,19 +26,21 @@ export class PaymentGatewayService {
     private readonly config: AppConfig,
   ) {}
 
-  async invoiceFor(user: User, billingUuid: string): Promise<PaymentInvoiceDto> {
+  invoiceFor(user: User, billingUuid: string): Promise<PaymentInvoiceDto> {
+    const key = `${user.companyId}:${billingUuid}`;
+    let pending = this.inFlight.get(key);
+    if (!pending) {
+      pending = this.loadOrCreate(user, billingUuid).finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async loadOrCreate(user: User, billingUuid: string): Promise<PaymentInvoiceDto> {
     const billing = await this.billings.findOneBy({ uuid: billingUuid, companyId: user.companyId });
     if (!billing) throw new NotFoundError('Billing not found');
     assertPayable(billing);
-    const stored = storedInvoice(billing);
-    if (stored) return stored;
-
-    let pending = this.inFlight.get(billing.id);
-    if (!pending) {
-      pending = this.create(billing, user.email).finally(() => this.inFlight.delete(billing.id));
-      this.inFlight.set(billing.id, pending);
-    }
-    return pending;
+    return storedInvoice(billing) ?? this.create(billing, user.email);
   }
 
   private async create(billing: Billing, payerEmail: string): Promise<PaymentInvoiceDto> {
