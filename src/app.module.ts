@@ -1,13 +1,10 @@
 import { Module } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
-import { LoggerModule } from 'nestjs-pino';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
-import { ResponseEnvelopeInterceptor } from './common/http/response-envelope.interceptor';
-import { loggerOptions } from './common/logging/logger.options';
+import { LoggingModule } from './common/logging/logging.module';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { AppValidationPipe } from './common/validation/app-validation.pipe';
-import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { AdminsModule } from './modules/admins/admins.module';
@@ -26,7 +23,7 @@ import { UsersModule } from './modules/users/users.module';
 @Module({
   imports: [
     AppConfigModule,
-    LoggerModule.forRootAsync({ inject: [AppConfig], useFactory: loggerOptions }),
+    LoggingModule,
     DatabaseModule,
     ScheduleModule.forRoot(),
     JobsModule,
@@ -46,7 +43,6 @@ import { UsersModule } from './modules/users/users.module';
   ],
   providers: [
     { provide: APP_PIPE, useClass: AppValidationPipe },
-    { provide: APP_INTERCEPTOR, useClass: ResponseEnvelopeInterceptor },
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
   ],
 })

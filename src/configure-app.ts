@@ -1,11 +1,13 @@
-import helmet from '@fastify/helmet';
-import multipart from '@fastify/multipart';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { NestApplicationOptions } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { registerStrictJsonParser } from './common/http/json-body-parser';
-import { requestIdOf } from './common/logging/logger.options';
+import { createCorsHandler } from './common/http/cors';
+import { inMemoryMultipart } from './common/http/in-memory-multipart';
+import { registerResponseEnvelope } from './common/http/response-envelope.hook';
+import { securityHeaders } from './common/http/security-headers';
+import { bindRequestContext, requestIdOf, ROOT_LOGGER } from './common/logging/logger.options';
 import { AppConfig } from './config/app-config';
 import { MULTIPART_LIMITS } from './modules/billings/proof-upload';
 
@@ -20,8 +22,10 @@ export function createFastifyAdapter(): FastifyAdapter {
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: requestIdOf,
     trustProxy: process.env.TRUST_PROXY === 'true',
-    // Request ids and request logging come from nestjs-pino (one id per request, on every line).
+    // Request ids and request logging: bindRequestContext in configureApp (one id per request, on every line).
     logger: false,
+    // No Express-style middleware anywhere: middie would add its cost to every request.
+    skipMiddie: true,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
@@ -38,28 +42,13 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
 
   const fastify = app.getHttpAdapter().getInstance();
   registerStrictJsonParser(fastify);
-  fastify.addHook('onRequest', (request, reply, done) => {
-    void reply.header('x-request-id', request.id);
-    done();
-  });
+  // Vary: Origin on every response, since CORS headers depend on it.
+  const staticHeaders = { ...securityHeaders(), vary: 'Origin' };
+  bindRequestContext(fastify, app.get(ROOT_LOGGER), staticHeaders, createCorsHandler(config.corsOrigins));
+  registerResponseEnvelope(fastify);
 
   // Uploads (payment proofs): streamed, limits enforced while streaming, kept in memory.
-  await app.register(multipart, { limits: MULTIPART_LIMITS });
-  await app.register(helmet, {
-    contentSecurityPolicy: {
-      directives: {
-        defaultSrc: ["'self'"],
-        styleSrc: ["'self'", "'unsafe-inline'"],
-        imgSrc: ["'self'", 'data:', 'validator.swagger.io'],
-        scriptSrc: ["'self'", "'unsafe-inline'"],
-      },
-    },
-  });
-  app.enableCors({
-    origin: config.corsOrigins,
-    credentials: true,
-    exposedHeaders: ['x-request-id', 'retry-after', 'content-disposition'],
-  });
+  await app.register(inMemoryMultipart, { limits: MULTIPART_LIMITS });
 
   const document = SwaggerModule.createDocument(app, buildOpenApiConfig());
   SwaggerModule.setup('api-docs', app, document, { jsonDocumentUrl: 'api-docs-json' });

@@ -1,10 +1,24 @@
-import { SetMetadata } from '@nestjs/common';
+import { FASTIFY_ROUTE_CONFIG_METADATA } from '@nestjs/platform-fastify/constants';
 
-export const RESPONSE_MESSAGE = 'response:message';
-export const RAW_RESPONSE = 'response:raw';
+/** What the envelope hook reads from a route's Fastify config (see response-envelope.hook.ts). */
+export interface EnvelopeRouteConfig {
+  responseMessage?: string;
+  rawResponse?: boolean;
+}
 
-/** The envelope's `msg` for a successful response of this handler. */
-export const ResponseMessage = (msg: string) => SetMetadata(RESPONSE_MESSAGE, msg);
+/** Merges into the handler's Fastify route config, so several decorators can each add their key. */
+function routeConfig(patch: EnvelopeRouteConfig): MethodDecorator {
+  return (_target, _key, descriptor) => {
+    const handler = descriptor.value as object;
+    const current = (Reflect.getMetadata(FASTIFY_ROUTE_CONFIG_METADATA, handler) ??
+      {}) as EnvelopeRouteConfig;
+    Reflect.defineMetadata(FASTIFY_ROUTE_CONFIG_METADATA, { ...current, ...patch }, handler);
+    return descriptor;
+  };
+}
 
-/** The handler writes its own body (text, CSV, a file): the envelope interceptor leaves it alone. */
-export const RawResponse = () => SetMetadata(RAW_RESPONSE, true);
+/** The envelope's `msg` for a successful response of this handler (default "OK"). */
+export const ResponseMessage = (msg: string) => routeConfig({ responseMessage: msg });
+
+/** The handler writes its own body (text, CSV, a file): the envelope leaves it alone. */
+export const RawResponse = () => routeConfig({ rawResponse: true });

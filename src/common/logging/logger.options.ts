@@ -1,13 +1,16 @@
-import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Params } from 'nestjs-pino';
+import { storage, Store } from 'nestjs-pino/storage';
+import pino, { Logger } from 'pino';
 import type { AppConfig } from '../../config/app-config';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * Fastify's request id: taken from `x-request-id` when it is a sane token, generated otherwise.
- * configureApp echoes it on every response; pino-http reuses it for every log line.
+ * configureApp echoes it on every response and binds it to every log line of the request.
  */
 export function requestIdOf(req: IncomingMessage): string {
   const given = req.headers['x-request-id'];
@@ -30,25 +33,60 @@ export const REDACTED_PATHS = [
   '*.passwordHash',
 ];
 
-/** Requests are logged by method, path and status only: no headers, no bodies, no query strings. */
-export function loggerOptions(config: AppConfig): Params {
+/** The one pino logger of the process (JSON lines, redaction, level from LOG_LEVEL). */
+export function createRootLogger(config: AppConfig): Logger {
+  return pino({ level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } });
+}
+
+/**
+ * nestjs-pino serves as Nest's logger (app.useLogger) and PinoLogger, on our root logger. Its
+ * per-request middleware (pino-http through middie) is not used: it cost more than half of a
+ * bare request's time. The request context comes from bindRequestLogging below instead.
+ */
+export function loggerOptions(root: Logger): Params {
+  return { pinoHttp: { logger: root, autoLogging: false }, forRoutes: [] };
+}
+
+export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
+
+/** The request's log context: a child logger with the request id, made only if something logs. */
+function requestStore(root: Logger, reqId: string): Store {
+  let child: Logger | undefined;
   return {
-    pinoHttp: {
-      level: config.logLevel,
-      genReqId: (req: IncomingMessage) => {
-        const id = (req as { id?: unknown }).id; // set by Fastify's genReqId
-        return typeof id === 'string' ? id : requestIdOf(req);
-      },
-      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-      serializers: {
-        req: (req: { id: string; method: string; url?: string }) => ({
-          id: req.id,
-          method: req.method,
-          path: req.url?.split('?')[0],
-        }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-      quietReqLogger: true,
+    get logger(): Logger {
+      return (child ??= root.child({ reqId }));
     },
   };
+}
+
+/**
+ * One hook per request for what every response and log line carries: the static security
+ * headers and `x-request-id` on the response, the request id on every log line written while
+ * the request is handled (nestjs-pino's storage), and one closing line per request: method,
+ * path (no query string), status and time. Headers and bodies are never logged.
+ */
+export function bindRequestContext(
+  fastify: FastifyInstance,
+  root: Logger,
+  staticHeaders: Record<string, string>,
+  cors: (request: FastifyRequest, reply: FastifyReply) => boolean,
+): void {
+  fastify.addHook('onRequest', (request, reply, done) => {
+    void reply.headers(staticHeaders).header('x-request-id', request.id);
+    if (cors(request, reply)) return; // a preflight, answered
+    storage.run(requestStore(root, request.id), done);
+  });
+  if (!root.isLevelEnabled('info')) return;
+  fastify.addHook('onResponse', (request: FastifyRequest, reply, done) => {
+    root.info(
+      {
+        reqId: request.id,
+        req: { method: request.method, path: request.url.split('?')[0] },
+        res: { statusCode: reply.statusCode },
+        responseTime: Math.round(reply.elapsedTime),
+      },
+      'request completed',
+    );
+    done();
+  });
 }

@@ -9,6 +9,12 @@ import { RATE_LIMIT_STORE, RateLimitHit, RateLimitStore } from './rate-limit.sto
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 
+interface Check {
+  key: string;
+  windowMs: number;
+  limit: number;
+}
+
 interface RouteLimits {
   general: boolean;
   policy?: RateLimitPolicy;
@@ -28,7 +34,8 @@ export class RateLimitGuard implements CanActivate {
     @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** Synchronous with the in-memory store: no promise on the hot path. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (context.getType() !== 'http') return true;
     const limits = this.limitsFor(context);
     if (!limits.general && !limits.policy) return true;
@@ -36,25 +43,36 @@ export class RateLimitGuard implements CanActivate {
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     const env = this.config.env;
 
-    if (limits.general) {
-      this.enforce(reply, await this.store.hit(`ip:${request.ip}`, MINUTE), env.RATE_LIMIT_PER_MINUTE);
-    }
+    const checks: Check[] = [];
+    if (limits.general)
+      checks.push({ key: `ip:${request.ip}`, windowMs: MINUTE, limit: env.RATE_LIMIT_PER_MINUTE });
     if (limits.policy) {
       const email = emailOf(request.body);
       if (limits.policy === 'login') {
-        this.enforce(
-          reply,
-          await this.store.hit(`login:${request.ip}:${email}`, MINUTE),
-          env.LOGIN_RATE_LIMIT_PER_MINUTE,
-        );
+        checks.push({
+          key: `login:${request.ip}:${email}`,
+          windowMs: MINUTE,
+          limit: env.LOGIN_RATE_LIMIT_PER_MINUTE,
+        });
       } else if (email) {
         const route = request.routeOptions.url ?? request.url;
-        this.enforce(
-          reply,
-          await this.store.hit(`email:${route}:${email}`, HOUR),
-          env.EMAIL_RATE_LIMIT_PER_HOUR,
-        );
+        checks.push({ key: `email:${route}:${email}`, windowMs: HOUR, limit: env.EMAIL_RATE_LIMIT_PER_HOUR });
       }
+    }
+    return this.enforceAll(reply, checks, 0);
+  }
+
+  private enforceAll(reply: FastifyReply, checks: Check[], from: number): boolean | Promise<boolean> {
+    for (let i = from; i < checks.length; i++) {
+      const { key, windowMs, limit } = checks[i];
+      const hit = this.store.hit(key, windowMs);
+      if (hit instanceof Promise) {
+        return hit.then((h) => {
+          this.enforce(reply, h, limit);
+          return this.enforceAll(reply, checks, i + 1);
+        });
+      }
+      this.enforce(reply, hit, limit);
     }
     return true;
   }

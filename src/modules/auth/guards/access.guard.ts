@@ -32,6 +32,8 @@ export class AccessGuard implements CanActivate {
   private readonly bearer = new BearerTokenGuard();
   private readonly basic = new MailProviderBasicGuard();
   private readonly basicConfigured: boolean;
+  /** Each handler's rule, read from metadata once. */
+  private readonly rules = new WeakMap<object, AccessRule>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -43,19 +45,10 @@ export class AccessGuard implements CanActivate {
     this.basicConfigured = mailProviderPairs(config).length > 0;
   }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** Synchronous for public and key-checked routes: no promise where no I/O is needed. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (context.getType() !== 'http') return true;
-    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
-    if (!rule) {
-      this.logger.error(
-        `Route ${context.getClass().name}.${context.getHandler().name} declares no access rule`,
-      );
-      throw new ForbiddenException('Access denied');
-    }
-
+    const rule = this.ruleOf(context);
     switch (rule.kind) {
       case 'public':
       case 'refresh-token':
@@ -63,15 +56,39 @@ export class AccessGuard implements CanActivate {
       case 'machine':
         if (rule.credential === 'basic') {
           if (!this.basicConfigured) throw new ServiceNotConfiguredError('Mail provider webhook credentials');
-          return (await this.basic.canActivate(context)) as boolean;
+          return this.basic.canActivate(context) as Promise<boolean>;
         }
         this.machineCredentials.check(rule.credential, context.switchToHttp().getRequest<FastifyRequest>());
         return true;
       case 'user':
       case 'admin':
-        await this.bearer.canActivate(context);
-        return this.authorizePrincipal(rule, context.switchToHttp().getRequest<RequestWithPrincipal>());
+        return this.authenticateBearer(rule, context);
     }
+  }
+
+  private async authenticateBearer(
+    rule: Extract<AccessRule, { kind: 'user' | 'admin' }>,
+    context: ExecutionContext,
+  ): Promise<boolean> {
+    await this.bearer.canActivate(context);
+    return this.authorizePrincipal(rule, context.switchToHttp().getRequest<RequestWithPrincipal>());
+  }
+
+  private ruleOf(context: ExecutionContext): AccessRule {
+    const handler = context.getHandler();
+    let rule = this.rules.get(handler);
+    if (!rule) {
+      rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [
+        handler,
+        context.getClass(),
+      ]);
+      if (!rule) {
+        this.logger.error(`Route ${context.getClass().name}.${handler.name} declares no access rule`);
+        throw new ForbiddenException('Access denied');
+      }
+      this.rules.set(handler, rule);
+    }
+    return rule;
   }
 
   private async authorizePrincipal(
