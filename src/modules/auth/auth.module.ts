@@ -12,6 +12,7 @@ import { RevokedRefreshToken } from './entities/revoked-refresh-token.entity';
 import { AccessGuard } from './guards/access.guard';
 import { MachineCredentialsService } from './machine-credentials.service';
 import { PasswordService } from './password.service';
+import { PrincipalRepository } from './principal.repository';
 import { JwtStrategy } from './strategies/jwt.strategy';
 import { MailProviderBasicStrategy } from './strategies/mail-provider-basic.strategy';
 import { TokenService } from './token.service';
@@ -26,6 +27,7 @@ import { TokenService } from './token.service';
     BlacklistService,
     BlacklistPurgeJob,
     MachineCredentialsService,
+    PrincipalRepository,
     JwtStrategy,
     MailProviderBasicStrategy,
     { provide: APP_GUARD, useClass: AccessGuard },

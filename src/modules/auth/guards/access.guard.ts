@@ -7,14 +7,11 @@ import {
   UnauthorizedException,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { InjectRepository } from '@nestjs/typeorm';
 import type { FastifyRequest } from 'fastify';
-import { Repository } from 'typeorm';
 import { ServiceNotConfiguredError } from '../../../common/errors/domain-error';
-import { Admin } from '../../admins/entities/admin.entity';
-import { User } from '../../users/entities/user.entity';
 import { ACCESS_RULE, AccessRule } from '../access';
 import { MachineCredentialsService } from '../machine-credentials.service';
+import { PrincipalRepository } from '../principal.repository';
 import type { AccessClaims, RequestWithPrincipal } from '../principal';
 import { BearerTokenGuard, MailProviderBasicGuard } from './passport.guards';
 import { AppConfig } from '../../../config/app-config';
@@ -38,8 +35,7 @@ export class AccessGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly machineCredentials: MachineCredentialsService,
-    @InjectRepository(User) private readonly users: Repository<User>,
-    @InjectRepository(Admin) private readonly admins: Repository<Admin>,
+    private readonly principals: PrincipalRepository,
     config: AppConfig,
   ) {
     this.basicConfigured = mailProviderPairs(config).length > 0;
@@ -100,11 +96,7 @@ export class AccessGuard implements CanActivate {
 
     if (rule.kind === 'admin') {
       if (!isAdminToken) throw new ForbiddenException('This route is for admins only');
-      const admin = await this.admins
-        .createQueryBuilder('admin')
-        .innerJoinAndSelect('admin.role', 'role')
-        .where('admin.uuid = :uuid', { uuid: claims.adminUuid })
-        .getOne();
+      const admin = await this.principals.findAdmin(claims.adminUuid);
       if (!admin || !admin.isActive) throw new UnauthorizedException('Admin account no longer active');
       if (!rule.roles.includes(admin.role.name))
         throw new ForbiddenException('Your role does not allow this');
@@ -113,12 +105,7 @@ export class AccessGuard implements CanActivate {
     }
 
     if (isAdminToken) throw new ForbiddenException('This route is for users only');
-    const user = await this.users
-      .createQueryBuilder('user')
-      .innerJoinAndSelect('user.contact', 'contact')
-      .innerJoinAndSelect('user.company', 'company')
-      .where('user.uuid = :uuid', { uuid: claims.userUuid })
-      .getOne();
+    const user = await this.principals.findUser(claims.userUuid);
     if (!user || user.status !== 'active') throw new UnauthorizedException('User account no longer active');
     if (rule.ownerOnly && user.companyRole !== 'owner') {
       throw new ForbiddenException('Only the company owner may do this');
