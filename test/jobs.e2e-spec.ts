@@ -27,6 +27,7 @@ import {
   LoggedIn,
   RegisteredUser,
 } from './support/factories';
+import { insertBilling } from './support/billing-fixtures';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
@@ -81,27 +82,8 @@ describe('Scheduled jobs', () => {
   const companyOf = (u: RegisteredUser) =>
     t.dataSource.getRepository(Company).findOneByOrFail({ uuid: u.companyUuid });
 
-  let seq = 0;
-  async function billing(company: Company, status: BillingStatus, expiresInMs: number): Promise<Billing> {
-    const repo = t.dataSource.getRepository(Billing);
-    seq += 1;
-    const number = `INV/JOBS/${process.pid}/${seq}`;
-    return repo.save(
-      repo.create({
-        number,
-        externalId: number,
-        companyId: company.id,
-        packageId: pkg.id,
-        packageName: pkg.name,
-        packageQuota: pkg.quota,
-        packageDurationDays: pkg.durationDays,
-        amount: pkg.price,
-        currency: pkg.currency,
-        method: 'gateway',
-        status,
-        expiresAt: new Date(Date.now() + expiresInMs),
-      }),
-    );
+  function billing(company: Company, status: BillingStatus, expiresInMs: number): Promise<Billing> {
+    return insertBilling(t, company.id, pkg, { status, expiresAt: new Date(Date.now() + expiresInMs) });
   }
   const reload = (b: Billing) => t.dataSource.getRepository(Billing).findOneByOrFail({ id: b.id });
 

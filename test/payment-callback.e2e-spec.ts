@@ -17,6 +17,7 @@ import {
   LoggedIn,
   RegisteredUser,
 } from './support/factories';
+import { insertBilling } from './support/billing-fixtures';
 import { PaymentGatewayServer } from './support/payment-gateway-server';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -81,26 +82,8 @@ describe('POST /api/v1/callback-payment', () => {
   /** A pending gateway billing of the owner's company, created through the repository. */
   async function pendingBilling(owner: Owner, overrides: Partial<Billing> = {}): Promise<Billing> {
     const company = await t.dataSource.getRepository(Company).findOneByOrFail({ uuid: owner.companyUuid });
-    const repo = t.dataSource.getRepository(Billing);
-    seq += 1;
-    const number = `INV/CB/${process.pid}/${seq}`;
-    return repo.save(
-      repo.create({
-        number,
-        externalId: number,
-        companyId: company.id,
-        packageId: pkg.id,
-        packageName: pkg.name,
-        packageQuota: pkg.quota,
-        packageDurationDays: pkg.durationDays,
-        amount: pkg.price,
-        currency: pkg.currency,
-        method: 'gateway',
-        status: 'pending',
-        expiresAt: new Date(Date.now() + 7 * DAY),
-        ...overrides,
-      }),
-    );
+    seq += 1; // also names this test's webhook ids
+    return insertBilling(t, company.id, pkg, overrides);
   }
 
   /** The owner asks for the gateway invoice, as the front end does; returns the gateway invoice id. */

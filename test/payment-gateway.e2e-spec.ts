@@ -10,6 +10,7 @@ import {
   LoggedIn,
   RegisteredUser,
 } from './support/factories';
+import { insertBilling } from './support/billing-fixtures';
 import { PaymentGatewayServer } from './support/payment-gateway-server';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -48,26 +49,7 @@ async function createBilling(
   overrides: Partial<Billing> = {},
 ): Promise<Billing> {
   const company = await t.dataSource.getRepository(Company).findOneByOrFail({ uuid: owner.companyUuid });
-  const repo = t.dataSource.getRepository(Billing);
-  invoiceSeq += 1;
-  const number = `INV/PG/${process.pid}/${invoiceSeq}`;
-  return repo.save(
-    repo.create({
-      number,
-      externalId: number,
-      companyId: company.id,
-      packageId: pkg.id,
-      packageName: pkg.name,
-      packageQuota: pkg.quota,
-      packageDurationDays: pkg.durationDays,
-      amount: pkg.price,
-      currency: pkg.currency,
-      method: 'gateway',
-      status: 'pending',
-      expiresAt: new Date(Date.now() + 7 * DAY),
-      ...overrides,
-    }),
-  );
+  return insertBilling(t, company.id, pkg, overrides);
 }
 
 const reload = (t: TestApp, billing: Billing) =>

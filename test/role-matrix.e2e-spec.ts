@@ -5,7 +5,7 @@ import { Company } from '../src/modules/companies/entities/company.entity';
 import { Notification } from '../src/modules/notifications/entities/notification.entity';
 import { Package } from '../src/modules/packages/entities/package.entity';
 import { User } from '../src/modules/users/entities/user.entity';
-import { createPackage, pngBytes } from './support/billing-fixtures';
+import { createPackage, insertBilling, pngBytes } from './support/billing-fixtures';
 import {
   bearer,
   createActiveUser,
@@ -464,37 +464,21 @@ async function createFixtures(t: TestApp, callers: Record<AdminRoleName, Created
   const pending = await registerUser(t);
   const company = await t.dataSource.getRepository(Company).findOneByOrFail({ uuid: owner.companyUuid });
   const pkg = await createPackage(t);
-  let seq = 0;
-  const billing = async (status: BillingStatus, proof = false) => {
-    seq += 1;
-    const number = `INV/MATRIX/${process.pid}/${seq}`;
-    const repo = t.dataSource.getRepository(Billing);
-    const saved = await repo.save(
-      repo.create({
-        number,
-        externalId: number,
-        companyId: company.id,
-        packageId: pkg.id,
-        packageName: pkg.name,
-        packageQuota: pkg.quota,
-        packageDurationDays: pkg.durationDays,
-        amount: pkg.price,
-        currency: pkg.currency,
-        method: 'manual',
-        status,
-        expiresAt: new Date(Date.now() + 86_400_000),
-        ...(status === 'paid' ? { paidAt: new Date(), paidAmount: pkg.price } : {}),
-        ...(proof
-          ? {
-              proofContent: pngBytes(),
-              proofFileName: 'proof.png',
-              proofFileType: 'image/png',
-              proofFileSize: pngBytes().length,
-              proofUploadedAt: new Date(),
-            }
-          : {}),
-      }),
-    );
+  const proof = () => ({
+    proofContent: pngBytes(),
+    proofFileName: 'proof.png',
+    proofFileType: 'image/png',
+    proofFileSize: pngBytes().length,
+    proofUploadedAt: new Date(),
+  });
+  const billing = async (status: BillingStatus, withProof = false) => {
+    const paid = status === 'paid' ? { paidAt: new Date(), paidAmount: pkg.price } : {};
+    const saved = await insertBilling(t, company.id, pkg, {
+      method: 'manual',
+      status,
+      ...paid,
+      ...(withProof ? proof() : {}),
+    });
     return saved.uuid;
   };
   const notification = async (adminUuid: string) => {

@@ -5,6 +5,7 @@ import { SubscriptionService } from '../src/modules/companies/subscription.servi
 import { Notification } from '../src/modules/notifications/entities/notification.entity';
 import { Package } from '../src/modules/packages/entities/package.entity';
 import { createActiveUser } from './support/factories';
+import { insertBilling } from './support/billing-fixtures';
 import { createTestApp, TestApp } from './support/test-app';
 
 const DAY = 86_400_000;
@@ -34,27 +35,8 @@ describe('Subscription and quota rules (service level)', () => {
     return t.dataSource.getRepository(Company).findOneByOrFail({ uuid: user.companyUuid });
   }
 
-  let invoiceSeq = 0;
-  async function pendingBilling(company: Company, pkg: Package): Promise<Billing> {
-    const repo = t.dataSource.getRepository(Billing);
-    invoiceSeq += 1;
-    const number = `INV/TEST/${process.pid}/${invoiceSeq}`;
-    return repo.save(
-      repo.create({
-        number,
-        externalId: number,
-        companyId: company.id,
-        packageId: pkg.id,
-        packageName: pkg.name,
-        packageQuota: pkg.quota,
-        packageDurationDays: pkg.durationDays,
-        amount: pkg.price,
-        currency: pkg.currency,
-        method: 'gateway',
-        status: 'pending',
-        expiresAt: new Date(Date.now() + DAY),
-      }),
-    );
+  function pendingBilling(company: Company, pkg: Package): Promise<Billing> {
+    return insertBilling(t, company.id, pkg, { expiresAt: new Date(Date.now() + DAY) });
   }
 
   const reload = (company: Company) =>

@@ -22,6 +22,40 @@ export async function createPackage(t: TestApp, overrides: Partial<Package> = {}
   );
 }
 
+let insertedBillings = 0;
+
+/**
+ * A billing written straight to the database for a company and package (snapshot taken from
+ * the package): pending, gateway, due in a week unless `overrides` say otherwise.
+ */
+export async function insertBilling(
+  t: TestApp,
+  companyId: number,
+  pkg: Package,
+  overrides: Partial<Billing> = {},
+): Promise<Billing> {
+  insertedBillings += 1;
+  const number = `INV/T/${process.pid}/${randomBytes(3).toString('hex')}${insertedBillings}`;
+  const repo = t.dataSource.getRepository(Billing);
+  return repo.save(
+    repo.create({
+      number,
+      externalId: number,
+      companyId,
+      packageId: pkg.id,
+      packageName: pkg.name,
+      packageQuota: pkg.quota,
+      packageDurationDays: pkg.durationDays,
+      amount: pkg.price,
+      currency: pkg.currency,
+      method: 'gateway',
+      status: 'pending',
+      expiresAt: new Date(Date.now() + 7 * 86_400_000),
+      ...overrides,
+    }),
+  );
+}
+
 /** POST /api/v1/billings as the owner; returns the billing DTO. */
 export async function createBilling(
   t: TestApp,
