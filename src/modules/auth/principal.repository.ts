@@ -62,6 +62,8 @@ export class PrincipalRepository {
    * named statements): TypeORM's query runner adds ~50 µs a call on this path.
    */
   private async query(name: string, sql: string, uuid: string): Promise<Array<Record<string, unknown>>> {
+    // A closed data source answers through TypeORM, whose errors the filter knows as "database unavailable".
+    if (!this.dataSource.isInitialized) return this.dataSource.query(sql, [uuid]);
     const driver = this.dataSource.driver as unknown as DriverHandles;
     if (driver.master) {
       const result = await driver.master.query({ name, text: sql, values: [uuid] });
