@@ -13,7 +13,7 @@ export class EntityRowReader<T extends ObjectLiteral> {
   constructor(
     private readonly dataSource: DataSource,
     entity: EntityTarget<T>,
-    readonly alias: string,
+    private readonly alias: string,
   ) {
     this.metadata = dataSource.getMetadata(entity);
     // A foreign key declared as its own column (`companyId`) shares its metadata with the relation
@@ -25,23 +25,26 @@ export class EntityRowReader<T extends ObjectLiteral> {
 
   private readonly metadata: ReturnType<DataSource['getMetadata']>;
 
-  /** `alias."column" AS "alias_column", …` for the SELECT list. */
+  /** How many values of a row this entity takes. */
+  get width(): number {
+    return this.columns.length;
+  }
+
+  /** `alias."column", …` for the SELECT list, in the order `read` expects them. */
   selectList(): string {
-    const q = (name: string) => this.dataSource.driver.escape(name);
     return this.columns
-      .map((c) => `${this.alias}.${q(c.databaseName)} AS ${q(`${this.alias}_${c.databaseName}`)}`)
+      .map((c) => `${this.alias}.${this.dataSource.driver.escape(c.databaseName)}`)
       .join(', ');
   }
 
-  read(row: Record<string, unknown>): T {
-    const entity = this.metadata.create() as T;
-    for (const column of this.columns) {
-      const raw = row[`${this.alias}_${column.databaseName}`];
-      (entity as Record<string, unknown>)[column.propertyName] = this.dataSource.driver.prepareHydratedValue(
-        raw,
-        column,
-      );
+  /** The entity from `row[offset …]`, a row fetched as an array (no key strings to build or look up). */
+  read(row: readonly unknown[], offset = 0): T {
+    const entity = this.metadata.create() as Record<string, unknown>;
+    const driver = this.dataSource.driver;
+    for (let i = 0; i < this.columns.length; i++) {
+      const column = this.columns[i];
+      entity[column.propertyName] = driver.prepareHydratedValue(row[offset + i], column);
     }
-    return entity;
+    return entity as T;
   }
 }

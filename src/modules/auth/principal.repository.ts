@@ -41,19 +41,19 @@ export class PrincipalRepository {
   }
 
   async findUser(uuid: string): Promise<User | null> {
-    const rows = await this.query('principal_user', this.userSql, uuid);
-    if (!rows.length) return null;
-    const user = this.user.read(rows[0]);
-    user.contact = this.contact.read(rows[0]);
-    user.company = this.company.read(rows[0]);
+    const row = await this.queryRow('principal_user', this.userSql, uuid);
+    if (!row) return null;
+    const user = this.user.read(row);
+    user.contact = this.contact.read(row, this.user.width);
+    user.company = this.company.read(row, this.user.width + this.contact.width);
     return user;
   }
 
   async findAdmin(uuid: string): Promise<Admin | null> {
-    const rows = await this.query('principal_admin', this.adminSql, uuid);
-    if (!rows.length) return null;
-    const admin = this.admin.read(rows[0]);
-    admin.role = this.role.read(rows[0]);
+    const row = await this.queryRow('principal_admin', this.adminSql, uuid);
+    if (!row) return null;
+    const admin = this.admin.read(row);
+    admin.role = this.role.read(row, this.admin.width);
     return admin;
   }
 
@@ -61,20 +61,23 @@ export class PrincipalRepository {
    * Straight to the driver with a statement prepared once (better-sqlite3's prepare, pg's
    * named statements): TypeORM's query runner adds ~50 µs a call on this path.
    */
-  private async query(name: string, sql: string, uuid: string): Promise<Array<Record<string, unknown>>> {
-    // A closed data source answers through TypeORM, whose errors the filter knows as "database unavailable".
-    if (!this.dataSource.isInitialized) return this.dataSource.query(sql, [uuid]);
+  private async queryRow(name: string, sql: string, uuid: string): Promise<unknown[] | undefined> {
+    if (!this.dataSource.isInitialized) {
+      // A closed data source answers through TypeORM, whose errors the filter knows as "database unavailable".
+      await this.dataSource.query(sql, [uuid]);
+      return undefined;
+    }
     const driver = this.dataSource.driver as unknown as DriverHandles;
     if (driver.master) {
-      const result = await driver.master.query({ name, text: sql, values: [uuid] });
-      return result.rows;
+      const result = await driver.master.query({ name, text: sql, values: [uuid], rowMode: 'array' });
+      return result.rows[0];
     }
     let statement = this.statements.get(name);
     if (!statement) {
-      statement = driver.databaseConnection.prepare(sql);
+      statement = driver.databaseConnection.prepare(sql).raw(true);
       this.statements.set(name, statement);
     }
-    return statement.all(uuid);
+    return statement.get(uuid);
   }
 }
 
@@ -85,11 +88,13 @@ interface DriverHandles {
       name: string;
       text: string;
       values: unknown[];
-    }): Promise<{ rows: Array<Record<string, unknown>> }>;
+      rowMode: 'array';
+    }): Promise<{ rows: unknown[][] }>;
   };
   databaseConnection: { prepare(sql: string): SqliteStatement };
 }
 
 interface SqliteStatement {
-  all(...params: unknown[]): Array<Record<string, unknown>>;
+  raw(toggle: boolean): SqliteStatement;
+  get(...params: unknown[]): unknown[] | undefined;
 }
