@@ -2,8 +2,6 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { Admin } from '../admins/entities/admin.entity';
-import { User } from '../users/entities/user.entity';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
 import { BlacklistPurgeJob } from './blacklist-purge.job';
@@ -18,7 +16,7 @@ import { MailProviderBasicStrategy } from './strategies/mail-provider-basic.stra
 import { TokenService } from './token.service';
 
 @Module({
-  imports: [PassportModule, TypeOrmModule.forFeature([User, Admin, RevokedRefreshToken])],
+  imports: [PassportModule, TypeOrmModule.forFeature([RevokedRefreshToken])],
   controllers: [AuthController],
   providers: [
     AuthService,

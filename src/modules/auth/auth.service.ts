@@ -1,10 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import { BadRequestError, InvalidCredentialsError } from '../../common/errors/domain-error';
-import { Admin } from '../admins/entities/admin.entity';
-import { User } from '../users/entities/user.entity';
 import { BlacklistService } from './blacklist.service';
+import { PrincipalRepository } from './principal.repository';
 import { AccessTokenDto } from './dto/refresh-token.dto';
 import { TokenService } from './token.service';
 
@@ -13,8 +10,7 @@ export class AuthService {
   constructor(
     private readonly tokens: TokenService,
     private readonly blacklist: BlacklistService,
-    @InjectRepository(User) private readonly users: Repository<User>,
-    @InjectRepository(Admin) private readonly admins: Repository<Admin>,
+    private readonly principals: PrincipalRepository,
   ) {}
 
   /**
@@ -40,7 +36,7 @@ export class AuthService {
   }
 
   private async adminAccess(uuid: string): Promise<string> {
-    const admin = await this.admins.findOne({ where: { uuid } });
+    const admin = await this.principals.findAdmin(uuid);
     if (!admin || !admin.isActive)
       throw new InvalidCredentialsError('Account no longer exists or is deactivated');
     return this.tokens.signAdminAccess({
@@ -51,12 +47,7 @@ export class AuthService {
   }
 
   private async userAccess(uuid: string): Promise<string> {
-    const user = await this.users
-      .createQueryBuilder('user')
-      .innerJoinAndSelect('user.contact', 'contact')
-      .innerJoinAndSelect('user.company', 'company')
-      .where('user.uuid = :uuid', { uuid })
-      .getOne();
+    const user = await this.principals.findUser(uuid);
     if (!user || user.status !== 'active') {
       throw new InvalidCredentialsError('Account no longer exists or is deactivated');
     }
