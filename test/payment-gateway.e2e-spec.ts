@@ -10,7 +10,7 @@ import {
   LoggedIn,
   RegisteredUser,
 } from './support/factories';
-import { insertBilling } from './support/billing-fixtures';
+import { createPackage, insertBilling } from './support/billing-fixtures';
 import { PaymentGatewayServer } from './support/payment-gateway-server';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -25,22 +25,6 @@ const DAY = 86_400_000;
 const ROUTE = '/api/v1/payment-gateway';
 
 type Owner = RegisteredUser & LoggedIn;
-
-let invoiceSeq = 0;
-
-async function createPackage(t: TestApp, price = 150000): Promise<Package> {
-  const repo = t.dataSource.getRepository(Package);
-  invoiceSeq += 1;
-  return repo.save(
-    repo.create({
-      name: `Gateway ${process.pid} ${invoiceSeq}`,
-      quota: 100,
-      price,
-      currency: 'IDR',
-      durationDays: 30,
-    }),
-  );
-}
 
 async function createBilling(
   t: TestApp,
@@ -75,7 +59,7 @@ describe('POST /api/v1/payment-gateway', () => {
       },
     });
     owner = await createActiveUser(t);
-    pkg = await createPackage(t);
+    pkg = await createPackage(t, { quota: 100 });
   });
   afterAll(async () => {
     await t.close();
@@ -263,7 +247,7 @@ describe('POST /api/v1/payment-gateway without a gateway secret key', () => {
 
   it('answers 503 "Payment gateway is not configured" and changes nothing', async () => {
     const owner = await createActiveUser(t);
-    const billing = await createBilling(t, owner, await createPackage(t));
+    const billing = await createBilling(t, owner, await createPackage(t, { quota: 100 }));
     const res = await t
       .http()
       .post(ROUTE)

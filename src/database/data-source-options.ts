@@ -42,5 +42,3 @@ export function buildDataSourceOptions({ databaseUrl, dataDir }: DatabaseSetting
     },
   };
 }
-
-export const isPostgresOptions = (options: DataSourceOptions): boolean => options.type === 'postgres';
