@@ -5,7 +5,8 @@
  * exit code is 1 only when the bench itself breaks (service does not start, a request fails).
  *
  * Environment: BENCH_DATABASE_URL (postgres://…; default the embedded SQLite database),
- * BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 50), BENCH_LOG_LEVEL (default warn).
+ * BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 50), BENCH_LOG_LEVEL (default warn),
+ * BENCH_NODE_ARGS (flags for the service's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
 import autocannon from 'autocannon';
 import * as jwt from 'jsonwebtoken';
@@ -108,13 +109,20 @@ function measureTokenVerification(): { perSecond: number; iterations: number } {
   return { perSecond: iterations / (elapsedMs / 1000), iterations };
 }
 
-async function load(service: RunningService, path: string, headers: Record<string, string>, seconds: number) {
+/** Connection i sends `headers[i % headers.length]` on every request. */
+async function load(
+  service: RunningService,
+  path: string,
+  headers: Record<string, string>[],
+  seconds: number,
+) {
   const cpuBefore = cpuMicros(service.pid);
+  let connection = 0;
   const result = await autocannon({
     url: `${service.baseUrl}${path}`,
     connections: CONNECTIONS,
     duration: seconds,
-    headers,
+    setupClient: (client) => client.setHeaders(headers[connection++ % headers.length]),
   });
   const cpuAfter = cpuMicros(service.pid);
   const run: HttpRun = {
@@ -139,7 +147,7 @@ async function load(service: RunningService, path: string, headers: Record<strin
   return run;
 }
 
-async function measureHttp(service: RunningService, path: string, headers: Record<string, string> = {}) {
+async function measureHttp(service: RunningService, path: string, headers: Record<string, string>[] = [{}]) {
   await load(service, path, headers, WARMUP_S);
   const run = await load(service, path, headers, DURATION_S);
   if (run.non2xx || run.errors) {
@@ -191,6 +199,19 @@ async function userToken(service: RunningService, db: BenchDatabase): Promise<st
   if (login.expiresIn < 600)
     throw new Error(`Access token lives ${login.expiresIn} s: too short for the run`);
   return login.accessToken;
+}
+
+/**
+ * One user per connection, as fifty people using the API at once would be: a single user
+ * would flatter anything that shares work between requests for the same caller.
+ */
+async function userTokens(service: RunningService, db: BenchDatabase, count: number): Promise<string[]> {
+  const tokens: string[] = [];
+  while (tokens.length < count) {
+    const batch = Math.min(5, count - tokens.length); // argon2 is slow on purpose; a few at a time
+    tokens.push(...(await Promise.all(Array.from({ length: batch }, () => userToken(service, db)))));
+  }
+  return tokens;
 }
 
 const fmt = (n: number, digits = 0) =>
@@ -258,7 +279,7 @@ async function main(): Promise<void> {
       REDIS_URL: '',
       APP_URL: 'http://localhost:5173',
     });
-    const token = await userToken(service, db);
+    const tokens = await userTokens(service, db, CONNECTIONS);
 
     const rss = new RssSampler(service.pid);
     rss.start();
@@ -267,7 +288,11 @@ async function main(): Promise<void> {
     console.log(
       `GET /api/v1/users/me: ${WARMUP_S} s warm-up, ${DURATION_S} s at ${CONNECTIONS} connections…`,
     );
-    const me = await measureHttp(service, '/api/v1/users/me', { authorization: `Bearer ${token}` });
+    const me = await measureHttp(
+      service,
+      '/api/v1/users/me',
+      tokens.map((token) => ({ authorization: `Bearer ${token}` })),
+    );
     rss.stop();
     const lifetimePeak = residentBytes(service.pid, 'VmHWM');
     const peakRss = rss.peak();

@@ -61,4 +61,38 @@ describe('PrincipalRepository', () => {
     expect(found?.role).toEqual({ id: 3, name: 'accounting' });
     expect(found?.isActive).toBe(true);
   });
+
+  it('answers concurrent lookups each with its own principal, and a fresh object per caller', async () => {
+    const a = await createActiveUser(t);
+    const b = await createActiveUser(t);
+    const admin = await createAdmin(t, 'admin');
+    const principals = t.app.get(PrincipalRepository);
+    const unknown = '00000000-0000-4000-8000-000000000001';
+    // Started in the same turn: on PostgreSQL they share one round trip.
+    const [a1, b1, a2, none, admin1] = await Promise.all([
+      principals.findUser(a.userUuid),
+      principals.findUser(b.userUuid),
+      principals.findUser(a.userUuid),
+      principals.findUser(unknown),
+      principals.findAdmin(admin.uuid),
+    ]);
+    expect(a1?.uuid).toBe(a.userUuid);
+    expect(a1?.company.uuid).toBe(a.companyUuid);
+    expect(b1?.uuid).toBe(b.userUuid);
+    expect(b1?.company.uuid).toBe(b.companyUuid);
+    expect(a2).toEqual(a1);
+    expect(a2).not.toBe(a1);
+    expect(a2?.company).not.toBe(a1?.company);
+    expect(none).toBeNull();
+    expect(admin1?.uuid).toBe(admin.uuid);
+    expect(admin1?.role.name).toBe('admin');
+  });
+
+  it('reads what is in the database when the lookup starts, not an earlier answer', async () => {
+    const { userUuid } = await createActiveUser(t);
+    const principals = t.app.get(PrincipalRepository);
+    expect((await principals.findUser(userUuid))?.status).toBe('active');
+    await t.dataSource.getRepository(User).update({ uuid: userUuid }, { status: 'suspended' });
+    expect((await principals.findUser(userUuid))?.status).toBe('suspended');
+  });
 });

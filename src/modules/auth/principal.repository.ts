@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { BatchedLookup } from '../../database/batched-lookup';
 import { EntityRowReader } from '../../database/entity-row-reader';
 import { AdminRole } from '../admins/entities/admin-role.entity';
 import { Admin } from '../admins/entities/admin.entity';
@@ -20,9 +21,8 @@ export class PrincipalRepository {
   private readonly company: EntityRowReader<Company>;
   private readonly admin: EntityRowReader<Admin>;
   private readonly role: EntityRowReader<AdminRole>;
-  private readonly userSql: string;
-  private readonly adminSql: string;
-  private readonly statements = new Map<string, SqliteStatement>();
+  private readonly users: PrincipalSource;
+  private readonly admins: PrincipalSource;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.user = new EntityRowReader(dataSource, User, 'u');
@@ -30,71 +30,88 @@ export class PrincipalRepository {
     this.company = new EntityRowReader(dataSource, Company, 'co');
     this.admin = new EntityRowReader(dataSource, Admin, 'a');
     this.role = new EntityRowReader(dataSource, AdminRole, 'r');
-    const param = dataSource.options.type === 'postgres' ? '$1' : '?';
-    this.userSql =
-      `SELECT ${this.user.selectList()}, ${this.contact.selectList()}, ${this.company.selectList()} ` +
-      `FROM users u INNER JOIN contacts ct ON ct.id = u.contact_id INNER JOIN companies co ON co.id = u.company_id ` +
-      `WHERE u.uuid = ${param}`;
-    this.adminSql =
-      `SELECT ${this.admin.selectList()}, ${this.role.selectList()} ` +
-      `FROM admins a INNER JOIN admin_roles r ON r.id = a.role_id WHERE a.uuid = ${param}`;
+    // Each row starts with the uuid looked up, then the entities' columns in `read` order.
+    this.users = this.source(
+      'principal_user',
+      `SELECT u.uuid, ${this.user.selectList()}, ${this.contact.selectList()}, ${this.company.selectList()} ` +
+        `FROM users u INNER JOIN contacts ct ON ct.id = u.contact_id INNER JOIN companies co ON co.id = u.company_id ` +
+        `WHERE u.uuid`,
+    );
+    this.admins = this.source(
+      'principal_admin',
+      `SELECT a.uuid, ${this.admin.selectList()}, ${this.role.selectList()} ` +
+        `FROM admins a INNER JOIN admin_roles r ON r.id = a.role_id WHERE a.uuid`,
+    );
   }
 
   async findUser(uuid: string): Promise<User | null> {
-    const row = await this.queryRow('principal_user', this.userSql, uuid);
+    const row = await this.users.load(uuid);
     if (!row) return null;
-    const user = this.user.read(row);
-    user.contact = this.contact.read(row, this.user.width);
-    user.company = this.company.read(row, this.user.width + this.contact.width);
+    const user = this.user.read(row, 1);
+    user.contact = this.contact.read(row, 1 + this.user.width);
+    user.company = this.company.read(row, 1 + this.user.width + this.contact.width);
     return user;
   }
 
   async findAdmin(uuid: string): Promise<Admin | null> {
-    const row = await this.queryRow('principal_admin', this.adminSql, uuid);
+    const row = await this.admins.load(uuid);
     if (!row) return null;
-    const admin = this.admin.read(row);
-    admin.role = this.role.read(row, this.admin.width);
+    const admin = this.admin.read(row, 1);
+    admin.role = this.role.read(row, 1 + this.admin.width);
     return admin;
   }
 
   /**
    * Straight to the driver with a statement prepared once (better-sqlite3's prepare, pg's
-   * named statements): TypeORM's query runner adds ~50 µs a call on this path.
+   * named statements): TypeORM's query runner adds ~50 µs a call on this path. On PostgreSQL
+   * concurrent lookups share one round trip (BatchedLookup); SQLite answers in-process, one
+   * key at a time.
    */
-  private async queryRow(name: string, sql: string, uuid: string): Promise<unknown[] | undefined> {
-    if (!this.dataSource.isInitialized) {
+  private source(name: string, sqlUpToKey: string): PrincipalSource {
+    const throughTypeOrm = async (sql: string, params: unknown[]): Promise<undefined> => {
       // A closed data source answers through TypeORM, whose errors the filter knows as "database unavailable".
-      await this.dataSource.query(sql, [uuid]);
+      await this.dataSource.query(sql, params);
       return undefined;
-    }
+    };
     const driver = this.dataSource.driver as unknown as DriverHandles;
-    if (driver.master) {
-      const result = await driver.master.query({ name, text: sql, values: [uuid], rowMode: 'array' });
-      return result.rows[0];
+
+    if (this.dataSource.options.type === 'postgres') {
+      const sql = `${sqlUpToKey} = ANY($1)`;
+      const batch = new BatchedLookup<Row>(async (keys) => {
+        if (!this.dataSource.isInitialized) return (await throughTypeOrm(sql, [keys])) ?? [];
+        const result = await driver.master!.query({ name, text: sql, values: [keys], rowMode: 'array' });
+        return result.rows;
+      });
+      return { load: (uuid) => batch.load(uuid) };
     }
-    let statement = this.statements.get(name);
-    if (!statement) {
-      statement = driver.databaseConnection.prepare(sql).raw(true);
-      this.statements.set(name, statement);
-    }
-    return statement.get(uuid);
+
+    const sql = `${sqlUpToKey} = ?`;
+    let statement: SqliteStatement | undefined;
+    return {
+      load: async (uuid) => {
+        if (!this.dataSource.isInitialized) return throughTypeOrm(sql, [uuid]);
+        statement ??= driver.databaseConnection.prepare(sql).raw(true);
+        return statement.get(uuid);
+      },
+    };
   }
+}
+
+type Row = readonly unknown[];
+
+interface PrincipalSource {
+  load(uuid: string): Promise<Row | undefined>;
 }
 
 /** The two drivers' native handles: pg's pool (`master`) or better-sqlite3's database. */
 interface DriverHandles {
   master?: {
-    query(q: {
-      name: string;
-      text: string;
-      values: unknown[];
-      rowMode: 'array';
-    }): Promise<{ rows: unknown[][] }>;
+    query(q: { name: string; text: string; values: unknown[]; rowMode: 'array' }): Promise<{ rows: Row[] }>;
   };
   databaseConnection: { prepare(sql: string): SqliteStatement };
 }
 
 interface SqliteStatement {
   raw(toggle: boolean): SqliteStatement;
-  get(...params: unknown[]): unknown[] | undefined;
+  get(...params: unknown[]): Row | undefined;
 }
