@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
@@ -16,7 +15,7 @@ import { MailProviderBasicStrategy } from './strategies/mail-provider-basic.stra
 import { TokenService } from './token.service';
 
 @Module({
-  imports: [PassportModule, TypeOrmModule.forFeature([RevokedRefreshToken])],
+  imports: [TypeOrmModule.forFeature([RevokedRefreshToken])],
   controllers: [AuthController],
   providers: [
     AuthService,

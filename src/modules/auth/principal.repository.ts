@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { BatchedLookup } from '../../database/batched-lookup';
+import { MaybePromise, then } from '../../common/maybe-promise';
 import { EntityRowReader } from '../../database/entity-row-reader';
 import { AdminRole } from '../admins/entities/admin-role.entity';
 import { Admin } from '../admins/entities/admin.entity';
@@ -44,21 +45,28 @@ export class PrincipalRepository {
     );
   }
 
-  async findUser(uuid: string): Promise<User | null> {
-    const row = await this.users.load(uuid);
-    if (!row) return null;
-    const user = this.user.read(row, 1);
-    user.contact = this.contact.read(row, 1 + this.user.width);
-    user.company = this.company.read(row, 1 + this.user.width + this.contact.width);
-    return user;
+  /**
+   * Synchronous on SQLite (better-sqlite3 answers in-process), a promise on PostgreSQL: the access
+   * guard runs this on every request and is then itself synchronous on SQLite. `await` either.
+   */
+  findUser(uuid: string): MaybePromise<User | null> {
+    return then(this.users.load(uuid), (row) => {
+      if (!row) return null;
+      const user = this.user.read(row, 1);
+      user.contact = this.contact.read(row, 1 + this.user.width);
+      user.company = this.company.read(row, 1 + this.user.width + this.contact.width);
+      return user;
+    });
   }
 
-  async findAdmin(uuid: string): Promise<Admin | null> {
-    const row = await this.admins.load(uuid);
-    if (!row) return null;
-    const admin = this.admin.read(row, 1);
-    admin.role = this.role.read(row, 1 + this.admin.width);
-    return admin;
+  /** Like findUser: synchronous on SQLite. */
+  findAdmin(uuid: string): MaybePromise<Admin | null> {
+    return then(this.admins.load(uuid), (row) => {
+      if (!row) return null;
+      const admin = this.admin.read(row, 1);
+      admin.role = this.role.read(row, 1 + this.admin.width);
+      return admin;
+    });
   }
 
   /**
@@ -88,7 +96,7 @@ export class PrincipalRepository {
     const sql = `${sqlUpToKey} = ?`;
     let statement: SqliteStatement | undefined;
     return {
-      load: async (uuid) => {
+      load: (uuid) => {
         if (!this.dataSource.isInitialized) return throughTypeOrm(sql, [uuid]);
         statement ??= driver.databaseConnection.prepare(sql).raw(true);
         return statement.get(uuid);
@@ -100,7 +108,7 @@ export class PrincipalRepository {
 type Row = readonly unknown[];
 
 interface PrincipalSource {
-  load(uuid: string): Promise<Row | undefined>;
+  load(uuid: string): MaybePromise<Row | undefined>;
 }
 
 /** The two drivers' native handles: pg's pool (`master`) or better-sqlite3's database. */

@@ -7,15 +7,15 @@ import {
   UnauthorizedException,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceNotConfiguredError } from '../../../common/errors/domain-error';
+import { MaybePromise, then } from '../../../common/maybe-promise';
 import { ACCESS_RULE, AccessRule } from '../access';
 import { MachineCredentialsService } from '../machine-credentials.service';
 import { PrincipalRepository } from '../principal.repository';
 import type { AccessClaims, RequestWithPrincipal } from '../principal';
-import { BearerTokenGuard, MailProviderBasicGuard } from './passport.guards';
-import { AppConfig } from '../../../config/app-config';
-import { mailProviderPairs } from '../strategies/mail-provider-basic.strategy';
+import { JwtStrategy } from '../strategies/jwt.strategy';
+import { MailProviderBasicStrategy } from '../strategies/mail-provider-basic.strategy';
 
 /**
  * The global guard: closed by default. Each route declares its access rule with one of the
@@ -26,9 +26,6 @@ import { mailProviderPairs } from '../strategies/mail-provider-basic.strategy';
 @Injectable()
 export class AccessGuard implements CanActivate {
   private readonly logger = new Logger(AccessGuard.name);
-  private readonly bearer = new BearerTokenGuard();
-  private readonly basic = new MailProviderBasicGuard();
-  private readonly basicConfigured: boolean;
   /** Each handler's rule, read from metadata once. */
   private readonly rules = new WeakMap<object, AccessRule>();
 
@@ -36,13 +33,15 @@ export class AccessGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly machineCredentials: MachineCredentialsService,
     private readonly principals: PrincipalRepository,
-    config: AppConfig,
-  ) {
-    this.basicConfigured = mailProviderPairs(config).length > 0;
-  }
+    private readonly bearer: JwtStrategy,
+    private readonly basic: MailProviderBasicStrategy,
+  ) {}
 
-  /** Synchronous for public and key-checked routes: no promise where no I/O is needed. */
-  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+  /**
+   * A promise only where there is I/O: the bearer routes' principal lookup on PostgreSQL.
+   * Tokens and keys are checked synchronously, and SQLite answers in-process.
+   */
+  canActivate(context: ExecutionContext): MaybePromise<boolean> {
     if (context.getType() !== 'http') return true;
     const rule = this.ruleOf(context);
     switch (rule.kind) {
@@ -51,23 +50,21 @@ export class AccessGuard implements CanActivate {
         return true;
       case 'machine':
         if (rule.credential === 'basic') {
-          if (!this.basicConfigured) throw new ServiceNotConfiguredError('Mail provider webhook credentials');
-          return this.basic.canActivate(context) as Promise<boolean>;
+          if (!this.basic.configured)
+            throw new ServiceNotConfiguredError('Mail provider webhook credentials');
+          const http = context.switchToHttp();
+          this.basic.authenticate(http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
+          return true;
         }
         this.machineCredentials.check(rule.credential, context.switchToHttp().getRequest<FastifyRequest>());
         return true;
       case 'user':
-      case 'admin':
-        return this.authenticateBearer(rule, context);
+      case 'admin': {
+        const request = context.switchToHttp().getRequest<RequestWithPrincipal>();
+        request.user = this.bearer.authenticate(request);
+        return this.authorizePrincipal(rule, request);
+      }
     }
-  }
-
-  private async authenticateBearer(
-    rule: Extract<AccessRule, { kind: 'user' | 'admin' }>,
-    context: ExecutionContext,
-  ): Promise<boolean> {
-    await this.bearer.canActivate(context);
-    return this.authorizePrincipal(rule, context.switchToHttp().getRequest<RequestWithPrincipal>());
   }
 
   private ruleOf(context: ExecutionContext): AccessRule {
@@ -87,30 +84,33 @@ export class AccessGuard implements CanActivate {
     return rule;
   }
 
-  private async authorizePrincipal(
+  /** Synchronous when the principal lookup is (SQLite); a promise on PostgreSQL. */
+  private authorizePrincipal(
     rule: Extract<AccessRule, { kind: 'user' | 'admin' }>,
     request: RequestWithPrincipal,
-  ): Promise<boolean> {
+  ): MaybePromise<boolean> {
     const claims = request.user as AccessClaims;
     const isAdminToken = 'adminUuid' in claims;
 
     if (rule.kind === 'admin') {
       if (!isAdminToken) throw new ForbiddenException('This route is for admins only');
-      const admin = await this.principals.findAdmin(claims.adminUuid);
-      if (!admin || !admin.isActive) throw new UnauthorizedException('Admin account no longer active');
-      if (!rule.roles.includes(admin.role.name))
-        throw new ForbiddenException('Your role does not allow this');
-      request.principal = { kind: 'admin', admin };
-      return true;
+      return then(this.principals.findAdmin(claims.adminUuid), (admin) => {
+        if (!admin || !admin.isActive) throw new UnauthorizedException('Admin account no longer active');
+        if (!rule.roles.includes(admin.role.name))
+          throw new ForbiddenException('Your role does not allow this');
+        request.principal = { kind: 'admin', admin };
+        return true;
+      });
     }
 
     if (isAdminToken) throw new ForbiddenException('This route is for users only');
-    const user = await this.principals.findUser(claims.userUuid);
-    if (!user || user.status !== 'active') throw new UnauthorizedException('User account no longer active');
-    if (rule.ownerOnly && user.companyRole !== 'owner') {
-      throw new ForbiddenException('Only the company owner may do this');
-    }
-    request.principal = { kind: 'user', user };
-    return true;
+    return then(this.principals.findUser(claims.userUuid), (user) => {
+      if (!user || user.status !== 'active') throw new UnauthorizedException('User account no longer active');
+      if (rule.ownerOnly && user.companyRole !== 'owner') {
+        throw new ForbiddenException('Only the company owner may do this');
+      }
+      request.principal = { kind: 'user', user };
+      return true;
+    });
   }
 }

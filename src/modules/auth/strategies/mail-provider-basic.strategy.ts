@@ -1,36 +1,53 @@
-import { Injectable } from '@nestjs/common';
-import { PassportStrategy } from '@nestjs/passport';
-import type { FastifyRequest } from 'fastify';
+import { Injectable, UnauthorizedException } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BasicStrategy } from 'passport-http';
 import { AppConfig } from '../../../config/app-config';
 import { matchesAnySecret } from '../../../common/secrets';
+import { runStrategy } from './run-strategy';
 
 /**
- * HTTP Basic for the mail provider's webhook. MAIL_PROVIDER_WEBHOOK_USER/PASSWORD, or a
- * comma-separated list of `user:password` pairs in MAIL_PROVIDER_WEBHOOK_PASSWORD for rotation.
+ * HTTP Basic for the mail provider's webhook through passport-http. MAIL_PROVIDER_WEBHOOK_USER/
+ * PASSWORD, or a comma-separated list of `user:password` pairs in MAIL_PROVIDER_WEBHOOK_PASSWORD
+ * for rotation.
  */
 @Injectable()
-export class MailProviderBasicStrategy extends PassportStrategy(BasicStrategy, 'mail-provider-basic') {
+export class MailProviderBasicStrategy {
   private readonly pairs: string[];
+  private readonly strategy: BasicStrategy;
 
   constructor(config: AppConfig) {
-    super({ realm: 'mail-provider', passReqToCallback: true });
     this.pairs = mailProviderPairs(config);
+    this.strategy = new BasicStrategy(
+      { realm: 'mail-provider', passReqToCallback: true },
+      (request: WithHeaders, _username: string, _password: string, done: BasicDone) =>
+        done(null, this.matches(request) ? { machine: 'mail-provider' } : false),
+    );
+  }
+
+  /** False when no credentials are configured (the route then answers 503). */
+  get configured(): boolean {
+    return this.pairs.length > 0;
+  }
+
+  /** Passes, or 401 with the Basic challenge. */
+  authenticate(request: FastifyRequest, reply: FastifyReply): void {
+    if (runStrategy(this.strategy, request).user) return;
+    void reply.header('www-authenticate', 'Basic realm="mail-provider"');
+    throw new UnauthorizedException('Missing or invalid Basic credentials');
   }
 
   /**
    * passport-http cuts the password at its first `:` (RFC 7617 allows colons in a password), so
    * the pair is read whole from the header: `user:pa:ss` must not pass as `user:pa`.
    */
-  validate(
-    request: FastifyRequest,
-    _username: string,
-    _password: string,
-  ): { machine: 'mail-provider' } | false {
+  private matches(request: WithHeaders): boolean {
     const pair = basicPair(request.headers.authorization);
-    return pair !== undefined && matchesAnySecret(pair, this.pairs) ? { machine: 'mail-provider' } : false;
+    return pair !== undefined && matchesAnySecret(pair, this.pairs);
   }
 }
+
+type WithHeaders = { headers: { authorization?: string } };
+type BasicDone = (error: null, machine: { machine: 'mail-provider' } | false) => void;
 
 /** The decoded `user:password` of an `Authorization: Basic …` header. */
 function basicPair(authorization: string | undefined): string | undefined {
