@@ -1,28 +1,29 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
 /**
- * Runs work in one database transaction. SQLite has a single connection, and TypeORM cannot
- * open a second transaction on it while one is running, so there transactions are queued
- * one after another; PostgreSQL runs them concurrently on pooled connections.
+ * Runs work in one database transaction. PostgreSQL runs transactions concurrently on pooled
+ * connections. SQLite has a single connection, shared by every request: there the gate runs
+ * one transaction at a time and keeps other requests' statements out of it (see
+ * SqliteTransactionGate).
  */
 @Injectable()
 export class TransactionService {
-  private readonly serial: boolean;
-  private tail: Promise<unknown> = Promise.resolve();
+  /** Present on SQLite only. */
+  readonly sqliteGate?: SqliteTransactionGate;
 
   constructor(private readonly dataSource: DataSource) {
-    this.serial = dataSource.options.type !== 'postgres';
+    if (dataSource.options.type === 'postgres') return;
+    this.sqliteGate = new SqliteTransactionGate();
+    this.sqliteGate.install(dataSource);
   }
 
   get isPostgres(): boolean {
-    return !this.serial;
+    return !this.sqliteGate;
   }
 
   run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    if (!this.serial) return this.dataSource.transaction(work);
-    const next = this.tail.then(() => this.dataSource.transaction(work));
-    this.tail = next.catch(() => undefined);
-    return next;
+    return this.dataSource.transaction(work);
   }
 }

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { BatchedLookup } from '../../database/batched-lookup';
 import { MaybePromise, then } from '../../common/maybe-promise';
 import { EntityRowReader } from '../../database/entity-row-reader';
+import { TransactionService } from '../../database/transaction.service';
 import { AdminRole } from '../admins/entities/admin-role.entity';
 import { Admin } from '../admins/entities/admin.entity';
 import { Company } from '../companies/entities/company.entity';
@@ -25,7 +26,10 @@ export class PrincipalRepository {
   private readonly users: PrincipalSource;
   private readonly admins: PrincipalSource;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: TransactionService,
+  ) {
     this.user = new EntityRowReader(dataSource, User, 'u');
     this.contact = new EntityRowReader(dataSource, Contact, 'ct');
     this.company = new EntityRowReader(dataSource, Company, 'co');
@@ -95,11 +99,14 @@ export class PrincipalRepository {
 
     const sql = `${sqlUpToKey} = ?`;
     let statement: SqliteStatement | undefined;
+    const gate = this.transactions.sqliteGate;
     return {
       load: (uuid) => {
         if (!this.dataSource.isInitialized) return throughTypeOrm(sql, [uuid]);
-        statement ??= driver.databaseConnection.prepare(sql).raw(true);
-        return statement.get(uuid);
+        const prepared = (statement ??= driver.databaseConnection.prepare(sql).raw(true));
+        // Never read what another request's open transaction has not committed yet.
+        if (gate?.mustWait()) return gate.admit().then(() => prepared.get(uuid));
+        return prepared.get(uuid);
       },
     };
   }

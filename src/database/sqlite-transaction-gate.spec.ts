@@ -1,0 +1,72 @@
+import type { QueryRunner } from 'typeorm';
+import { SqliteTransactionGate } from './sqlite-transaction-gate';
+
+/** A stand-in for TypeORM's shared SQLite runner that logs what reaches the connection. */
+function fakeRunner(log: string[]): QueryRunner {
+  return {
+    query: (sql: string) => Promise.resolve(log.push(sql)),
+    startTransaction: () => Promise.resolve(log.push('BEGIN')),
+    commitTransaction: () => Promise.resolve(log.push('COMMIT')),
+    rollbackTransaction: () => Promise.resolve(log.push('ROLLBACK')),
+  } as unknown as QueryRunner;
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('SqliteTransactionGate', () => {
+  it('holds outside statements until the open transaction ends', async () => {
+    const log: string[] = [];
+    const gate = new SqliteTransactionGate();
+    const runner = gate.gate(fakeRunner(log));
+    let release!: () => void;
+    const transaction = gate.transaction(async () => {
+      await runner.startTransaction();
+      await runner.query('inside 1');
+      await new Promise<void>((resolve) => (release = resolve));
+      await runner.query('inside 2');
+      await runner.commitTransaction();
+    });
+    await turn();
+    const outside = runner.query('outside');
+    await turn();
+    expect(log).toEqual(['BEGIN', 'inside 1']);
+    release();
+    await Promise.all([transaction, outside]);
+    expect(log).toEqual(['BEGIN', 'inside 1', 'inside 2', 'COMMIT', 'outside']);
+  });
+
+  it("turns TypeORM's implicit transactions outside any scope into autocommitted statements", async () => {
+    const log: string[] = [];
+    const runner = new SqliteTransactionGate().gate(fakeRunner(log));
+    await runner.startTransaction();
+    await runner.query('INSERT');
+    await runner.commitTransaction();
+    await runner.startTransaction();
+    await runner.rollbackTransaction();
+    expect(log).toEqual(['INSERT']);
+  });
+
+  it('gates a runner once, however often it is handed out', () => {
+    const gate = new SqliteTransactionGate();
+    const runner = fakeRunner([]);
+    const query = gate.gate(runner).query;
+    expect(gate.gate(runner).query).toBe(query);
+  });
+
+  it('says when a read must wait', async () => {
+    const gate = new SqliteTransactionGate();
+    expect(gate.mustWait()).toBe(false);
+    let release!: () => void;
+    let insideMustWait: boolean | undefined;
+    const transaction = gate.transaction(async () => {
+      insideMustWait = gate.mustWait();
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await turn();
+    expect(insideMustWait).toBe(false);
+    expect(gate.mustWait()).toBe(true);
+    release();
+    await transaction;
+    expect(gate.mustWait()).toBe(false);
+  });
+});
