@@ -18,6 +18,7 @@ import { MailModule } from './modules/mail/mail.module';
 import { NotificationsModule } from './modules/notifications/notifications.module';
 import { PackagesModule } from './modules/packages/packages.module';
 import { PaymentGatewayModule } from './modules/payment-gateway/payment-gateway.module';
+import { SuppressionModule } from './modules/suppression/suppression.module';
 import { UsersModule } from './modules/users/users.module';
 
 @Module({
@@ -36,6 +37,7 @@ import { UsersModule } from './modules/users/users.module';
     NotificationsModule,
     CompaniesModule,
     PackagesModule,
+    SuppressionModule,
     BillingsModule,
     PaymentGatewayModule,
     CallbacksModule,

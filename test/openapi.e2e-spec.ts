@@ -35,13 +35,19 @@ const NO_ERROR_RESPONSES = new Set(['GET /health/live']);
 const FILE_DOWNLOADS = new Set([
   'GET /api/v1/billings/:uuid/proof',
   'GET /api/v1/admins/billings/:uuid/proof',
+  'GET /api/v1/suppression/export',
 ]);
 
 /** Multipart uploads (the file in field `file`) instead of a JSON body. */
 const MULTIPART_UPLOADS = new Set(['POST /api/v1/billings/:uuid/proof']);
 
 /** Routes that answer 201 when they create and 200 when the resource already existed (endpoints.md). */
-const CREATE_OR_EXISTING = new Set(['POST /api/v1/companies/:companyUuid/users', 'POST /api/v1/billings']);
+const CREATE_OR_EXISTING = new Set([
+  'POST /api/v1/companies/:companyUuid/users',
+  'POST /api/v1/billings',
+  'POST /api/v1/suppression',
+  'POST /api/v1/admins/suppression',
+]);
 
 interface Schema {
   $ref?: string;

@@ -4,6 +4,7 @@ import { Billing, BillingStatus } from '../src/modules/billings/entities/billing
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { Notification } from '../src/modules/notifications/entities/notification.entity';
 import { Package } from '../src/modules/packages/entities/package.entity';
+import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
 import { User } from '../src/modules/users/entities/user.entity';
 import { createPackage, insertBilling, pngBytes } from './support/billing-fixtures';
 import {
@@ -34,6 +35,7 @@ interface PerCaller {
   billingToApproveUuid: string;
   billingToRejectUuid: string;
   billingToRefundUuid: string;
+  suppressionToDeleteUuid: string;
 }
 
 interface Fixtures {
@@ -91,6 +93,7 @@ const PACKAGES_WRITE = 'packages write';
 const BILLINGS_READ = 'billings read';
 const BILLINGS_WRITE = 'billings approve, reject, refund';
 const REVENUE = 'reports revenue';
+const SUPPRESSION = 'suppression';
 
 const billingStatus = async (t: TestApp, uuid: string) =>
   (await t.dataSource.getRepository(Billing).findOneByOrFail({ uuid })).status;
@@ -449,6 +452,45 @@ const MATRIX: MatrixEntry[] = [
     allowed: MONEY,
     written: async (t, { data }) => expect(await billingStatus(t, data.uuid as string)).toBe('refunded'),
   },
+  // Suppression.
+  {
+    row: SUPPRESSION,
+    method: 'get',
+    route: '/api/v1/admins/suppression',
+    path: () => '/api/v1/admins/suppression?companyUuid=global',
+    status: 200,
+    allowed: STAFF,
+  },
+  {
+    row: SUPPRESSION,
+    method: 'post',
+    route: '/api/v1/admins/suppression',
+    path: () => '/api/v1/admins/suppression',
+    body: () => ({ emails: [uniqueEmail('suppressed')], reason: 'manual' }),
+    status: 201,
+    allowed: STAFF,
+    written: async (t, { data }) => {
+      expect(data).toEqual({ added: 1, existing: 0, invalid: [] });
+      const [newest] = await t.dataSource
+        .getRepository(SuppressionEntry)
+        .find({ order: { id: 'DESC' }, take: 1 });
+      expect(newest).toMatchObject({ companyId: null, reason: 'manual', source: 'admin' });
+    },
+  },
+  {
+    row: SUPPRESSION,
+    method: 'delete',
+    route: '/api/v1/admins/suppression/:uuid',
+    path: (f, role) => `/api/v1/admins/suppression/${f.perCaller[role].suppressionToDeleteUuid}`,
+    status: 200,
+    allowed: STAFF,
+    written: async (t, { f, caller }) =>
+      expect(
+        await t.dataSource
+          .getRepository(SuppressionEntry)
+          .findOneBy({ uuid: f.perCaller[caller.role].suppressionToDeleteUuid }),
+      ).toBeNull(),
+  },
 ];
 
 /** Admin-area routes open to anyone (auth.md: login; endpoints.md: forgot / reset password). */
@@ -504,6 +546,16 @@ async function createFixtures(t: TestApp, callers: Record<AdminRoleName, Created
       billingToApproveUuid: await billing('awaiting_review', true),
       billingToRejectUuid: await billing('awaiting_review', true),
       billingToRefundUuid: await billing('paid'),
+      suppressionToDeleteUuid: (
+        await t.dataSource.getRepository(SuppressionEntry).save(
+          t.dataSource.getRepository(SuppressionEntry).create({
+            companyId: null,
+            email: uniqueEmail(`delete-${role}`),
+            reason: 'manual',
+            source: 'admin',
+          }),
+        )
+      ).uuid,
     };
   }
   return {
@@ -539,6 +591,7 @@ async function snapshot(t: TestApp): Promise<unknown> {
     packages: await t.dataSource.getRepository(Package).find(order),
     billings: await t.dataSource.getRepository(Billing).find(order),
     notifications: await t.dataSource.getRepository(Notification).find(order),
+    suppression: await t.dataSource.getRepository(SuppressionEntry).find(order),
   };
 }
 

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Company } from '../companies/entities/company.entity';
+import { SuppressionEntry } from './entities/suppression-entry.entity';
+import { SuppressionAdminController } from './suppression-admin.controller';
+import { SuppressionController } from './suppression.controller';
+import { SuppressionService } from './suppression.service';
+
+/** Suppression lists: each company's and the global one (resources.md "Suppression entry"). */
+@Module({
+  imports: [TypeOrmModule.forFeature([SuppressionEntry, Company])],
+  controllers: [SuppressionController, SuppressionAdminController],
+  providers: [SuppressionService],
+  exports: [SuppressionService],
+})
+export class SuppressionModule {}
