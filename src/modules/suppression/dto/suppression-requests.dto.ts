@@ -38,7 +38,7 @@ export class ListSuppressionQueryDto extends PageQueryDto {
 }
 
 /** Addresses that do not parse are reported back in `invalid`, not refused as a whole. */
-export class AddSuppressionDto {
+abstract class SuppressionEmailsDto {
   /** 1 to 1,000 addresses; compared trimmed and lower-cased. */
   @IsArray()
   @ArrayMinSize(1)
@@ -46,7 +46,9 @@ export class AddSuppressionDto {
   @IsString({ each: true })
   @MaxLength(320, { each: true })
   emails: string[];
+}
 
+export class AddSuppressionDto extends SuppressionEmailsDto {
   @ApiPropertyOptional({ enum: USER_SUPPRESSION_REASONS, default: 'manual' })
   @IsOptional()
   @IsIn(USER_SUPPRESSION_REASONS)
@@ -74,15 +76,7 @@ export class AdminListSuppressionQueryDto extends ListSuppressionQueryDto {
   companyUuid?: string;
 }
 
-export class AdminAddSuppressionDto {
-  /** 1 to 1,000 addresses; compared trimmed and lower-cased. */
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(MAX_SUPPRESSION_BATCH)
-  @IsString({ each: true })
-  @MaxLength(320, { each: true })
-  emails: string[];
-
+export class AdminAddSuppressionDto extends SuppressionEmailsDto {
   /** The company whose list this is; none: the global list. */
   @IsOptional()
   @IsUUID()
