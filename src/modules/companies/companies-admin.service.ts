@@ -24,7 +24,7 @@ import { CompanyDto, MemberDto, RelayCredentialsDto } from './dto/company-respon
 import { CompanyAuditEvent } from './entities/company-audit-event.entity';
 import { Company } from './entities/company.entity';
 import { RelayStatus } from './relay-status';
-import { containsPattern } from './search';
+import { containsPattern } from '../../common/search';
 import { SubscriptionService } from './subscription.service';
 
 /**

@@ -15,6 +15,7 @@ import {
 } from './dto/package-requests.dto';
 import { AdminPackageDto, PackageDeletedDto, PackageDto } from './dto/package-response.dto';
 import { Package } from './entities/package.entity';
+import { containsPattern } from '../../common/search';
 
 const NOT_FOUND = 'Package not found';
 const NAME_TAKEN = 'A package with this name already exists';
@@ -49,9 +50,7 @@ export class PackagesService {
     if (q.isActive !== undefined) qb.andWhere('package.is_active = :isActive', { isActive: q.isActive });
     if (q.isPublic !== undefined) qb.andWhere('package.is_public = :isPublic', { isPublic: q.isPublic });
     if (q.search) {
-      qb.andWhere("LOWER(package.name) LIKE :pattern ESCAPE '\\'", {
-        pattern: `%${escapeLike(q.search.toLowerCase())}%`,
-      });
+      qb.andWhere("LOWER(package.name) LIKE :pattern ESCAPE '\\'", { pattern: containsPattern(q.search) });
     }
     const [rows, total] = await qb
       .orderBy(column, direction)
@@ -173,5 +172,3 @@ export class PackagesService {
     return pkg;
   }
 }
-
-const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);

@@ -8,7 +8,7 @@ import { BadRequestError, ForbiddenError, NotFoundError } from '../../common/err
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { TransactionService } from '../../database/transaction.service';
 import { Company } from '../companies/entities/company.entity';
-import { containsPattern } from '../companies/search';
+import { containsPattern } from '../../common/search';
 import { ListSuppressionQueryDto } from './dto/suppression-requests.dto';
 import {
   SuppressionAddedDto,

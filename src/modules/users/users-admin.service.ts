@@ -4,7 +4,7 @@ import { Brackets, Repository } from 'typeorm';
 import { ConflictError, NotFoundError } from '../../common/errors/domain-error';
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { parseSort } from '../../common/pagination/sort';
-import { containsPattern } from '../companies/search';
+import { containsPattern } from '../../common/search';
 import { AdminUpdateUserDto, ListUsersQueryDto, USER_SORT_FIELDS } from './dto/user-admin-requests.dto';
 import { AdminUserDto } from './dto/user-admin-response.dto';
 import { User } from './entities/user.entity';
