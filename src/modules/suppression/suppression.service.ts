@@ -67,7 +67,12 @@ export class SuppressionService {
    * parse come back in `invalid`; those already listed count as `existing`, except expired
    * entries, which are renewed with the new reason and count as `added`.
    */
-  async add(companyId: number | null, input: NewSuppressions): Promise<SuppressionAddedDto> {
+  async add(
+    companyId: number | null,
+    input: NewSuppressions,
+    /** The caller's open transaction, when the entries must be written in it. */
+    within?: EntityManager,
+  ): Promise<SuppressionAddedDto> {
     const invalid: string[] = [];
     const emails = new Set<string>();
     for (const raw of input.emails) {
@@ -77,7 +82,9 @@ export class SuppressionService {
     }
     if (emails.size === 0) return { added: 0, existing: 0, invalid };
 
-    const { added, existing } = await this.transactions.run(async (manager) => {
+    const inTransaction = <T>(work: (manager: EntityManager) => Promise<T>) =>
+      within ? work(within) : this.transactions.run(work);
+    const { added, existing } = await inTransaction(async (manager) => {
       const now = new Date();
       const found = await this.inScope(
         manager.createQueryBuilder(SuppressionEntry, 'entry'),
@@ -94,15 +101,21 @@ export class SuppressionService {
         detail: input.detail ?? null,
         expiresAt: input.expiresAt ?? null,
       };
-      if (expired.length) {
-        await manager.update(
-          SuppressionEntry,
-          expired.map((entry) => entry.id),
-          fields,
-        );
-      }
-      const inserted = await this.insertNew(manager, companyId, fresh, fields);
-      return { added: inserted + expired.length, existing: emails.size - fresh.length - expired.length };
+      // Counted by what the statements really changed: an entry another request renewed or
+      // inserted since the lookup counts as existing.
+      const renewed = expired.length
+        ? ((
+            await manager
+              .createQueryBuilder()
+              .update(SuppressionEntry)
+              .set(fields)
+              .whereInIds(expired.map((entry) => entry.id))
+              .andWhere('expires_at <= :now', { now })
+              .execute()
+          ).affected ?? 0)
+        : 0;
+      const addedNow = renewed + (await this.insertNew(manager, companyId, fresh, fields));
+      return { added: addedNow, existing: emails.size - addedNow };
     });
     return { added, existing, invalid };
   }
