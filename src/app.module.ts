@@ -18,6 +18,7 @@ import { MailModule } from './modules/mail/mail.module';
 import { NotificationsModule } from './modules/notifications/notifications.module';
 import { PackagesModule } from './modules/packages/packages.module';
 import { PaymentGatewayModule } from './modules/payment-gateway/payment-gateway.module';
+import { SpamReportsModule } from './modules/spam-reports/spam-reports.module';
 import { SuppressionModule } from './modules/suppression/suppression.module';
 import { UsersModule } from './modules/users/users.module';
 
@@ -38,6 +39,7 @@ import { UsersModule } from './modules/users/users.module';
     CompaniesModule,
     PackagesModule,
     SuppressionModule,
+    SpamReportsModule,
     BillingsModule,
     PaymentGatewayModule,
     CallbacksModule,

@@ -47,6 +47,7 @@ const CREATE_OR_EXISTING = new Set([
   'POST /api/v1/billings',
   'POST /api/v1/suppression',
   'POST /api/v1/admins/suppression',
+  'POST /api/v1/spamming-mail',
 ]);
 
 interface Schema {

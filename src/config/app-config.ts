@@ -119,6 +119,9 @@ export class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1) LOGIN_RATE_LIMIT_PER_MINUTE = 10;
   @Transform(toInt) @IsInt() @Min(1) EMAIL_RATE_LIMIT_PER_HOUR = 5;
 
+  /** Spam reports within 24 hours that suspend a company. */
+  @Transform(toInt) @IsInt() @Min(1) SPAM_SUSPEND_THRESHOLD = 5;
+
   @Transform(emptyToUndefined) @IsOptional() @IsString() CORS_ORIGINS?: string;
 
   @Transform(emptyToUndefined)

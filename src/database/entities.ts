@@ -8,6 +8,7 @@ import { CompanyUsageDay } from '../modules/companies/entities/company-usage-day
 import { Company } from '../modules/companies/entities/company.entity';
 import { Notification } from '../modules/notifications/entities/notification.entity';
 import { Package } from '../modules/packages/entities/package.entity';
+import { SpamReport } from '../modules/spam-reports/entities/spam-report.entity';
 import { SuppressionEntry } from '../modules/suppression/entities/suppression-entry.entity';
 import { Contact } from '../modules/users/entities/contact.entity';
 import { User } from '../modules/users/entities/user.entity';
@@ -27,4 +28,5 @@ export const ENTITIES = [
   PaymentEvent,
   Notification,
   SuppressionEntry,
+  SpamReport,
 ];

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { SuppressionModule } from '../suppression/suppression.module';
+import { SpamReportsController } from './spam-reports.controller';
+import { SpamReportsService } from './spam-reports.service';
+
+/** Spam reports about companies' mail: suppression, notification, suspension at the threshold. */
+@Module({
+  imports: [SuppressionModule],
+  controllers: [SpamReportsController],
+  providers: [SpamReportsService],
+})
+export class SpamReportsModule {}

@@ -1,0 +1,168 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager, MoreThan } from 'typeorm';
+import { BadRequestError, NotFoundError } from '../../common/errors/domain-error';
+import { sha256Hex } from '../../common/secrets';
+import { AppConfig } from '../../config/app-config';
+import { TransactionService } from '../../database/transaction.service';
+import { CompanyAuditEvent } from '../companies/entities/company-audit-event.entity';
+import { Company } from '../companies/entities/company.entity';
+import { NotificationsService } from '../notifications/notifications.service';
+import { SuppressionService } from '../suppression/suppression.service';
+import { SpamReportDto, SpamReportResultDto } from './dto/spam-report.dto';
+import { SpamReport } from './entities/spam-report.entity';
+
+const DAY_MS = 86_400_000;
+/** The reason a company suspended by spam reports carries. */
+export const SPAM_SUSPENSION_REASON = 'spam';
+
+export interface SpamReportOutcome extends SpamReportResultDto {
+  /** False when the same report (company, message id, recipient) had been received before. */
+  created: boolean;
+}
+
+/**
+ * Spam reports (resources.md "Spam report"): each is stored, notifies the company's users and
+ * suppresses the recipient for the company; the report that brings a company to
+ * SPAM_SUSPEND_THRESHOLD reports within 24 hours suspends it. All of it in one transaction with
+ * the company row locked, so concurrent reports count and suspend exactly once.
+ */
+@Injectable()
+export class SpamReportsService {
+  constructor(
+    private readonly transactions: TransactionService,
+    private readonly suppression: SuppressionService,
+    private readonly notifications: NotificationsService,
+    private readonly config: AppConfig,
+  ) {}
+
+  async report(dto: SpamReportDto, reportedBy: string): Promise<SpamReportOutcome> {
+    if (!dto.relayUsername && !dto.companyUuid && !dto.sender) {
+      throw new BadRequestError('One of relayUsername, companyUuid or sender is required');
+    }
+    const now = new Date();
+    return this.transactions.run(async (em) => {
+      const company = await this.lockCompany(em, dto);
+      const dedupeKey = dto.messageId
+        ? sha256Hex(`${company.id}\n${dto.messageId}\n${dto.recipient ?? ''}`)
+        : null;
+      const earlier = dedupeKey ? await em.findOne(SpamReport, { where: { dedupeKey } }) : null;
+      if (earlier) {
+        return {
+          reportUuid: earlier.uuid,
+          companySuspended: company.status === 'suspended',
+          created: false,
+        };
+      }
+
+      const report = await em.save(
+        em.create(SpamReport, {
+          companyId: company.id,
+          reportedBy,
+          messageId: dto.messageId ?? null,
+          recipient: dto.recipient ?? null,
+          reason: dto.reason ?? null,
+          score: dto.score ?? null,
+          receivedAt: now,
+          dedupeKey,
+        }),
+      );
+      if (dto.recipient) {
+        await this.suppression.add(
+          company.id,
+          {
+            emails: [dto.recipient],
+            reason: 'spam_report',
+            source: 'spam_report',
+            detail: dto.reason ?? null,
+          },
+          em,
+        );
+      }
+      await this.notifications.notifyCompanyUsers(
+        company.id,
+        {
+          type: 'spam.reported',
+          title: 'A message was reported as spam',
+          body:
+            `A message sent through the relay by ${company.name} was reported as spam` +
+            `${dto.recipient ? ` by ${dto.recipient}` : ''}${dto.reason ? ` (${dto.reason})` : ''}. ` +
+            `${this.config.env.SPAM_SUSPEND_THRESHOLD} reports within 24 hours suspend the company.`,
+          data: { reportUuid: report.uuid, messageId: report.messageId },
+        },
+        em,
+      );
+
+      const recent = await em.count(SpamReport, {
+        where: { companyId: company.id, receivedAt: MoreThan(new Date(now.getTime() - DAY_MS)) },
+      });
+      if (company.status !== 'suspended' && recent >= this.config.env.SPAM_SUSPEND_THRESHOLD) {
+        await this.suspend(em, company, recent);
+      }
+      return { reportUuid: report.uuid, companySuspended: company.status === 'suspended', created: true };
+    });
+  }
+
+  /** The company the report names, locked for the rest of the transaction (PostgreSQL). */
+  private async lockCompany(em: EntityManager, dto: SpamReportDto): Promise<Company> {
+    const qb = em.getRepository(Company).createQueryBuilder('company');
+    if (dto.relayUsername)
+      qb.where('company.relayUsername = :relayUsername', { relayUsername: dto.relayUsername });
+    else if (dto.companyUuid) qb.where('company.uuid = :uuid', { uuid: dto.companyUuid });
+    else {
+      // A sender names its company through a verified sender domain; that area does not exist yet.
+      throw new NotFoundError('No company found for this sender');
+    }
+    if (this.transactions.isPostgres) qb.setLock('pessimistic_write');
+    const company = await qb.getOne();
+    if (!company) throw new NotFoundError('Company not found');
+    return company;
+  }
+
+  private async suspend(em: EntityManager, company: Company, reports: number): Promise<void> {
+    await em.update(
+      Company,
+      { id: company.id },
+      { status: 'suspended', suspendedReason: SPAM_SUSPENSION_REASON },
+    );
+    await em.save(
+      em.create(CompanyAuditEvent, {
+        companyId: company.id,
+        adminUuid: null,
+        action: 'status.changed',
+        detail: {
+          from: company.status,
+          to: 'suspended',
+          reason: SPAM_SUSPENSION_REASON,
+          spamReports24h: reports,
+        },
+      }),
+    );
+    company.status = 'suspended';
+    company.suspendedReason = SPAM_SUSPENSION_REASON;
+    const threshold = this.config.env.SPAM_SUSPEND_THRESHOLD;
+    await this.notifications.notifyCompanyUsers(
+      company.id,
+      {
+        type: 'company.suspended',
+        title: 'Your company has been suspended',
+        body:
+          `${company.name} received ${reports} spam reports within 24 hours (the limit is ${threshold}) and has ` +
+          'been suspended: the relay no longer accepts its mail. Contact support to have it reviewed.',
+        data: { companyUuid: company.uuid, reason: SPAM_SUSPENSION_REASON },
+        email: true,
+        link: '/company',
+      },
+      em,
+    );
+    await this.notifications.notifyAdmins(
+      ['superAdmin', 'admin'],
+      {
+        type: 'company.suspended',
+        title: `Company suspended for spam: ${company.name}`,
+        body: `${company.name} received ${reports} spam reports within 24 hours and was suspended automatically.`,
+        data: { companyUuid: company.uuid, reason: SPAM_SUSPENSION_REASON },
+      },
+      em,
+    );
+  }
+}
