@@ -14,7 +14,8 @@ import { User } from '../users/entities/user.entity';
 /**
  * The access guard's lookups, run on every authenticated request: the caller with what the
  * routes need (a user with its contact and company, an admin with its role), each in one
- * indexed query whose SQL is built once.
+ * indexed query whose SQL is built once. On PostgreSQL the lookups of concurrent requests
+ * share one query; on SQLite they never read what an open transaction has not committed.
  */
 @Injectable()
 export class PrincipalRepository {
