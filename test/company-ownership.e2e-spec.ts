@@ -1,4 +1,5 @@
 import { Controller, Get, Module, Param } from '@nestjs/common';
+import { ResponseMessage } from '../src/common/http/response-message.decorator';
 import { UserAuth } from '../src/modules/auth/access.decorators';
 import { CompanyScoped, OwnedResource } from '../src/modules/auth/guards/company-ownership.guard';
 import { Contact } from '../src/modules/users/entities/contact.entity';
@@ -18,6 +19,7 @@ class OwnershipProbeController {
   @Get('companies/:companyUuid')
   @UserAuth()
   @CompanyScoped()
+  @ResponseMessage('Company reached')
   company(@Param('companyUuid') companyUuid: string) {
     return { companyUuid };
   }
@@ -25,6 +27,7 @@ class OwnershipProbeController {
   @Get('contacts/:uuid')
   @UserAuth()
   @OwnedResource(Contact, 'Contact not found')
+  @ResponseMessage('Contact reached')
   contact(@Param('uuid') uuid: string) {
     return { uuid };
   }

@@ -1,3 +1,4 @@
+import { EnvelopeRouteConfig } from '../src/common/http/response-message.decorator';
 import { createTestApp, TestApp } from './support/test-app';
 import { TestControllersModule } from './support/test-controllers';
 
@@ -116,6 +117,21 @@ describe('OpenAPI document', () => {
     ].sort();
     expect(routes.length).toBeGreaterThanOrEqual(25);
     expect(operations.map((o) => o.key).sort()).toEqual(routes);
+  });
+
+  it('has every operation declare its envelope: @ResponseMessage, or @RawResponse for files and text', () => {
+    const undeclared = operations
+      .map((o) => o.key)
+      .filter((key) => {
+        const route = t.routes.find((r) => `${r.method} ${r.url}` === key);
+        const config = (route?.config ?? {}) as EnvelopeRouteConfig;
+        return typeof config.responseMessage !== 'string' && config.rawResponse !== true;
+      });
+    expect(undeclared).toEqual([]);
+    const raw = t.routes
+      .filter((r) => r.method !== 'HEAD' && (r.config as EnvelopeRouteConfig).rawResponse)
+      .map((r) => `${r.method} ${r.url}`);
+    expect(raw.sort()).toEqual([...FILE_DOWNLOADS].sort());
   });
 
   it('declares the security schemes bearer, basic, api-key and callback-token', () => {

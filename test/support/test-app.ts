@@ -31,13 +31,19 @@ export interface TestAppOptions {
   smtp?: boolean;
 }
 
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  config: object;
+}
+
 export interface TestApp {
   app: NestFastifyApplication;
   http: () => ReturnType<typeof request>;
   dataSource: DataSource;
   smtp: SmtpSink;
-  /** Every route Fastify registered, as `METHOD /path`. */
-  routes: Array<{ method: string; url: string }>;
+  /** Every route Fastify registered, with its route config (where the envelope decorators write). */
+  routes: RegisteredRoute[];
   close(): Promise<void>;
 }
 
@@ -73,7 +79,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   };
   const restore = applyEnv(env);
 
-  const routes: Array<{ method: string; url: string }> = [];
+  const routes: RegisteredRoute[] = [];
   let app: NestFastifyApplication;
   try {
     const moduleRef = await Test.createTestingModule({
@@ -84,7 +90,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       .getHttpAdapter()
       .getInstance()
       .addHook('onRoute', (route) => {
-        for (const method of [route.method].flat()) routes.push({ method, url: route.url ?? route.path });
+        for (const method of [route.method].flat()) {
+          routes.push({ method, url: route.url ?? route.path, config: route.config ?? {} });
+        }
       });
     await configureApp(app);
     await app.init();

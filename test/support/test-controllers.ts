@@ -71,6 +71,7 @@ export class ErrorTestController {
   /** A plain Error whose message holds SQL and a secret: the body must show neither. */
   @Get('crash')
   @Public()
+  @ResponseMessage('Never answered')
   @ApiEnvelope()
   @ApiErrors(500)
   crash(): never {
@@ -80,6 +81,7 @@ export class ErrorTestController {
   /** A real QueryFailedError that is not a constraint violation (no such table). */
   @Get('bad-sql')
   @Public()
+  @ResponseMessage('Never answered')
   @ApiEnvelope()
   @ApiErrors(500, 503)
   async badSql(): Promise<unknown> {
@@ -92,6 +94,7 @@ export class ErrorTestController {
    */
   @Post('unique-violation')
   @Public()
+  @ResponseMessage('Never answered')
   @ApiEnvelope(undefined, 201)
   @ApiErrors(409)
   async uniqueViolation(): Promise<object> {
@@ -109,6 +112,7 @@ export class ErrorTestController {
 @Controller('test/undecorated')
 export class UndecoratedTestController {
   @Get()
+  @ResponseMessage('Never answered')
   forgotten(): object {
     return { reached: true };
   }

@@ -17,8 +17,8 @@ function routeConfig(patch: EnvelopeRouteConfig): MethodDecorator {
   };
 }
 
-/** The envelope's `msg` for a successful response of this handler (default "OK"). */
+/** Wraps the handler's successful responses in the envelope, with this `msg`. */
 export const ResponseMessage = (msg: string) => routeConfig({ responseMessage: msg });
 
-/** The handler writes its own body (text, CSV, a file): the envelope leaves it alone. */
+/** The handler writes its own body (text, CSV, a file): no envelope. Every handler has this or @ResponseMessage. */
 export const RawResponse = () => routeConfig({ rawResponse: true });
