@@ -1,15 +1,4 @@
-import {
-  Body,
-  Controller,
-  Get,
-  HttpCode,
-  Param,
-  ParseUUIDPipe,
-  Patch,
-  Post,
-  Put,
-  Query,
-} from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
@@ -32,8 +21,7 @@ import {
   AdminRoleListDto,
 } from './dto/admin-response.dto';
 import { Admin } from './entities/admin.entity';
-
-const uuidPipe = new ParseUUIDPipe({ version: undefined, errorHttpStatusCode: 400 });
+import { uuidPipe } from '../../common/validation/uuid-param.pipe';
 
 @ApiTags('admins')
 @Controller('api/v1/admins')

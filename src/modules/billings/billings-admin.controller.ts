@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { RawResponse, ResponseMessage } from '../../common/http/response-message.decorator';
@@ -18,8 +18,7 @@ import {
 } from './dto/billing-requests.dto';
 import { AdminBillingDto, AdminBillingPageDto, RevenueSummaryDto } from './dto/billing-response.dto';
 import { ApiProofDownload, sendProof } from './proof-download';
-
-const uuidPipe = new ParseUUIDPipe({ version: undefined, errorHttpStatusCode: 400 });
+import { uuidPipe } from '../../common/validation/uuid-param.pipe';
 
 @ApiTags('admin billings')
 @Controller('api/v1/admins/billings')

@@ -1,16 +1,4 @@
-import {
-  Body,
-  Controller,
-  Get,
-  HttpCode,
-  HttpStatus,
-  Param,
-  ParseUUIDPipe,
-  Post,
-  Query,
-  Req,
-  Res,
-} from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RawResponse, ResponseMessage } from '../../common/http/response-message.decorator';
@@ -26,8 +14,7 @@ import { BillingDto, BillingPageDto } from './dto/billing-response.dto';
 import { OwnedBilling } from './owned-billing.decorator';
 import { MAX_PROOF_BYTES, readProofUpload } from './proof-upload';
 import { ApiProofDownload, sendProof } from './proof-download';
-
-const uuidPipe = new ParseUUIDPipe({ version: undefined, errorHttpStatusCode: 400 });
+import { uuidPipe } from '../../common/validation/uuid-param.pipe';
 
 @ApiTags('billings')
 @Controller('api/v1/billings')

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
@@ -9,8 +9,7 @@ import { CompaniesAdminService } from './companies-admin.service';
 import { AdminUpdateCompanyDto, ListCompaniesQueryDto } from './dto/admin-company-requests.dto';
 import { AdminCompanyDetailDto, CompanyPageDto, ScriptUrlDto } from './dto/admin-company-response.dto';
 import { CompanyDto, RelayCredentialsDto } from './dto/company-response.dto';
-
-const uuidPipe = new ParseUUIDPipe({ version: undefined, errorHttpStatusCode: 400 });
+import { uuidPipe } from '../../common/validation/uuid-param.pipe';
 
 /** auth.md: companies read by every admin role, written by superAdmin and admin. */
 @ApiTags('admin companies')

@@ -1,17 +1,4 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  Param,
-  ParseUUIDPipe,
-  Patch,
-  Post,
-  Put,
-  Query,
-  Res,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
@@ -37,8 +24,7 @@ import {
   UsageDto,
 } from './dto/company-response.dto';
 import { MembersService } from './members.service';
-
-const uuidPipe = new ParseUUIDPipe({ version: undefined, errorHttpStatusCode: 400 });
+import { uuidPipe } from '../../common/validation/uuid-param.pipe';
 
 /**
  * The caller's own company. Every route is behind @CompanyScoped(): `:companyUuid` must be the

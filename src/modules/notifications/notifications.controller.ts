@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, Param, ParseUUIDPipe, Patch, Query } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Patch, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
@@ -13,8 +13,7 @@ import {
   UnreadCountDto,
 } from './dto/notification-response.dto';
 import { NotificationsService, userOwner } from './notifications.service';
-
-const uuidPipe = new ParseUUIDPipe({ version: undefined, errorHttpStatusCode: 400 });
+import { uuidPipe } from '../../common/validation/uuid-param.pipe';
 
 /** The calling user's own notifications. Static paths come before the `/:uuid` ones. */
 @ApiTags('notifications')

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
@@ -7,8 +7,7 @@ import { AdminRoles } from '../auth/access.decorators';
 import { CreatePackageDto, ListPackagesQueryDto, UpdatePackageDto } from './dto/package-requests.dto';
 import { AdminPackageDto, AdminPackagePageDto, PackageDeletedDto } from './dto/package-response.dto';
 import { PackagesService } from './packages.service';
-
-const uuidPipe = new ParseUUIDPipe({ version: undefined, errorHttpStatusCode: 400 });
+import { uuidPipe } from '../../common/validation/uuid-param.pipe';
 
 @ApiTags('admin packages')
 @Controller('api/v1/admins/packages')

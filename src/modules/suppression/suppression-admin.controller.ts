@@ -1,15 +1,4 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpStatus,
-  Param,
-  ParseUUIDPipe,
-  Post,
-  Query,
-  Res,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpStatus, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
@@ -19,8 +8,7 @@ import { AdminRoles } from '../auth/access.decorators';
 import { AdminAddSuppressionDto, AdminListSuppressionQueryDto } from './dto/suppression-requests.dto';
 import { SuppressionAddedDto, SuppressionEntryDto, SuppressionPageDto } from './dto/suppression-response.dto';
 import { SuppressionService } from './suppression.service';
-
-const uuidPipe = new ParseUUIDPipe({ version: undefined, errorHttpStatusCode: 400 });
+import { uuidPipe } from '../../common/validation/uuid-param.pipe';
 
 /** Every company's suppression list and the global one. */
 @ApiTags('admin suppression')

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
@@ -7,8 +7,7 @@ import { AdminRoles } from '../auth/access.decorators';
 import { AdminUpdateUserDto, ListUsersQueryDto } from './dto/user-admin-requests.dto';
 import { AdminUserDto, AdminUserPageDto } from './dto/user-admin-response.dto';
 import { UsersAdminService } from './users-admin.service';
-
-const uuidPipe = new ParseUUIDPipe({ version: undefined, errorHttpStatusCode: 400 });
+import { uuidPipe } from '../../common/validation/uuid-param.pipe';
 
 /** auth.md: users read by every admin role, written by superAdmin and admin. */
 @ApiTags('admin users')
