@@ -25,6 +25,7 @@ import { CompanyAuditEvent } from './entities/company-audit-event.entity';
 import { Company } from './entities/company.entity';
 import { RelayStatus } from './relay-status';
 import { containsPattern } from '../../common/search';
+import { announceSuspension } from './suspension-notices';
 import { SubscriptionService } from './subscription.service';
 
 /**
@@ -262,28 +263,12 @@ export class CompaniesAdminService {
     if (status !== 'suspended') return;
 
     const reason = suspendedReason ? ` Reason: ${suspendedReason}.` : '';
-    await this.notifications.notifyCompanyUsers(
-      company.id,
-      {
-        type: 'company.suspended',
-        title: 'Your company has been suspended',
-        body: `${company.name} has been suspended by an administrator: the relay no longer accepts its mail.${reason} You can still sign in, see your data and pay.`,
-        data: { companyUuid: company.uuid, reason: suspendedReason },
-        email: true,
-        link: '/company',
-      },
-      em,
-    );
-    await this.notifications.notifyAdmins(
-      ['superAdmin', 'admin'],
-      {
-        type: 'company.suspended',
-        title: `Company suspended: ${company.name}`,
-        body: `${company.name} was suspended by an administrator.${reason}`,
-        data: { companyUuid: company.uuid, reason: suspendedReason, byAdminUuid: actor.uuid },
-      },
-      em,
-    );
+    await announceSuspension(this.notifications, em, company, {
+      usersBody: `${company.name} has been suspended by an administrator: the relay no longer accepts its mail.${reason} You can still sign in, see your data and pay.`,
+      adminsTitle: `Company suspended: ${company.name}`,
+      adminsBody: `${company.name} was suspended by an administrator.${reason}`,
+      adminsData: { byAdminUuid: actor.uuid },
+    });
   }
 
   private whereRelayStatus(qb: SelectQueryBuilder<Company>, relayStatus: RelayStatus, now: Date): void {

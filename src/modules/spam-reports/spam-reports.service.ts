@@ -6,6 +6,7 @@ import { AppConfig } from '../../config/app-config';
 import { TransactionService } from '../../database/transaction.service';
 import { CompanyAuditEvent } from '../companies/entities/company-audit-event.entity';
 import { Company } from '../companies/entities/company.entity';
+import { announceSuspension } from '../companies/suspension-notices';
 import { NotificationsService } from '../notifications/notifications.service';
 import { SuppressionService } from '../suppression/suppression.service';
 import { SpamReportDto, SpamReportResultDto } from './dto/spam-report.dto';
@@ -139,30 +140,13 @@ export class SpamReportsService {
     );
     company.status = 'suspended';
     company.suspendedReason = SPAM_SUSPENSION_REASON;
-    const threshold = this.config.env.SPAM_SUSPEND_THRESHOLD;
-    await this.notifications.notifyCompanyUsers(
-      company.id,
-      {
-        type: 'company.suspended',
-        title: 'Your company has been suspended',
-        body:
-          `${company.name} received ${reports} spam reports within 24 hours (the limit is ${threshold}) and has ` +
-          'been suspended: the relay no longer accepts its mail. Contact support to have it reviewed.',
-        data: { companyUuid: company.uuid, reason: SPAM_SUSPENSION_REASON },
-        email: true,
-        link: '/company',
-      },
-      em,
-    );
-    await this.notifications.notifyAdmins(
-      ['superAdmin', 'admin'],
-      {
-        type: 'company.suspended',
-        title: `Company suspended for spam: ${company.name}`,
-        body: `${company.name} received ${reports} spam reports within 24 hours and was suspended automatically.`,
-        data: { companyUuid: company.uuid, reason: SPAM_SUSPENSION_REASON },
-      },
-      em,
-    );
+    await announceSuspension(this.notifications, em, company, {
+      usersBody:
+        `${company.name} received ${reports} spam reports within 24 hours (the limit is ` +
+        `${this.config.env.SPAM_SUSPEND_THRESHOLD}) and has been suspended: the relay no longer accepts its ` +
+        'mail. Contact support to have it reviewed.',
+      adminsTitle: `Company suspended for spam: ${company.name}`,
+      adminsBody: `${company.name} received ${reports} spam reports within 24 hours and was suspended automatically.`,
+    });
   }
 }
