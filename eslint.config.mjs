@@ -18,7 +18,25 @@ export default tseslint.config(
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-extraneous-class': 'off',
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'class-validator',
+              importNames: ['IsOptional'],
+              message:
+                'IsOptional lets null through to the database: use Omittable() or Nullable() from src/common/validation/presence.ts.',
+            },
+          ],
+        },
+      ],
     },
+  },
+  {
+    // The one place that wraps IsOptional, and the environment schema (no JSON nulls there).
+    files: ['src/common/validation/presence.ts', 'src/config/**/*.ts'],
+    rules: { 'no-restricted-imports': 'off' },
   },
   {
     // Tests read supertest's untyped bodies; the unsafe-any rules add noise there, not safety.

@@ -16,6 +16,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { ACCESS_TOKEN_ALGORITHM, ACCESS_TOKEN_CLOCK_TOLERANCE_S } from '../src/modules/auth/token.service';
 import { benchDatabase, BenchDatabase } from './lib/database';
+import { measureHostileBodies } from './lib/hostile-bodies';
 import { cpuMicros, RssSampler, residentBytes, RunningService, startService } from './lib/service';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
@@ -294,6 +295,9 @@ async function main(): Promise<void> {
       tokens.map((token) => ({ authorization: `Bearer ${token}` })),
     );
     rss.stop();
+    console.log('hostile 1 MB bodies, each refused 10 times in a row…');
+    const hostile = await measureHostileBodies(service);
+    const worstBody = hostile.reduce((a, b) => (b.worstMs > a.worstMs ? b : a));
     const lifetimePeak = residentBytes(service.pid, 'VmHWM');
     const peakRss = rss.peak();
 
@@ -338,6 +342,14 @@ async function main(): Promise<void> {
         { op: '<=', limit: 300 },
         peakRss === undefined ? 'no /proc on this platform' : undefined,
       ),
+      figure(
+        'worst-case-body-refused',
+        'worst-case 1 MB body refused (slowest request)',
+        worstBody.worstMs,
+        'ms',
+        { op: '<=', limit: 100 },
+        `${worstBody.name}; service CPU ${fmt(worstBody.serviceCpuMsPerRequest ?? NaN, 1)} ms a request`,
+      ),
       figure('start-to-ready', `start to ready (${db.kind})`, service.readyMs / 1000, 's', {
         op: '<=',
         limit: 3,
@@ -366,6 +378,7 @@ async function main(): Promise<void> {
       details: {
         tokenVerification: { ...verification, seconds: JWT_SECONDS },
         http: { live, me },
+        hostileBodies: hostile,
         rss: {
           peakDuringRunsMb: peakRss === undefined ? null : peakRss / MB,
           lifetimePeakMb: lifetimePeak && lifetimePeak / MB,

@@ -4,9 +4,12 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { registerStrictJsonParser } from './common/http/json-body-parser';
 import { createCorsHandler } from './common/http/cors';
+import { answerClientError, answerFrameworkError } from './common/http/framework-errors';
+import { registerLargeBodyRoutes } from './common/http/large-body';
 import { inMemoryMultipart } from './common/http/in-memory-multipart';
 import { registerResponseEnvelope } from './common/http/response-envelope.hook';
 import { securityHeaders } from './common/http/security-headers';
+import { OPENAPI_TAGS } from './common/swagger/openapi-tags';
 import { bindRequestContext, requestIdOf, ROOT_LOGGER } from './common/logging/logger.options';
 import { AppConfig } from './config/app-config';
 import { MULTIPART_LIMITS } from './modules/billings/proof-upload';
@@ -17,17 +20,26 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** Nest's own JSON parser is off: configureApp registers a stricter one (UTF-8, prototype keys). */
 export const NEST_APP_OPTIONS: NestApplicationOptions = { bodyParser: false, bufferLogs: true };
 
-export function createFastifyAdapter(): FastifyAdapter {
+/**
+ * The Fastify server, built before the Nest app (and so before its AppConfig provider) exists:
+ * what it needs of the configuration comes from the same validated AppConfig, read from the
+ * environment here unless the caller passes the one it already has.
+ */
+export function createFastifyAdapter(
+  config: Pick<AppConfig, 'env'> = AppConfig.fromEnv(process.env, { warn: () => undefined }),
+): FastifyAdapter {
   return new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: requestIdOf,
-    trustProxy: process.env.TRUST_PROXY === 'true',
+    trustProxy: config.env.TRUST_PROXY,
     // Request ids and request logging: bindRequestContext in configureApp (one id per request, on every line).
     logger: false,
     // No Express-style middleware anywhere: middie would add its cost to every request.
     skipMiddie: true,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
   });
 }
 
@@ -42,6 +54,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
 
   const fastify = app.getHttpAdapter().getInstance();
   registerStrictJsonParser(fastify);
+  registerLargeBodyRoutes(fastify);
   // Vary: Origin on every response, since CORS headers depend on it.
   const staticHeaders = { ...securityHeaders(), vary: 'Origin' };
   bindRequestContext(fastify, app.get(ROOT_LOGGER), staticHeaders, createCorsHandler(config.corsOrigins));
@@ -56,16 +69,19 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
 }
 
 function buildOpenApiConfig() {
-  return new DocumentBuilder()
+  const builder = new DocumentBuilder()
     .setTitle('Email Relay Service')
     .setDescription(
       'The API of the email relay platform. Every JSON response is an envelope ' +
-        '`{ status, code, msg, data }` (failures add `error: { msg, details? }`).',
+        '`{ status, code, msg, data }` (failures add `error: { msg, details?, omittedDetails? }`).',
     )
     .setVersion('1')
+    // Relative: the API is wherever this document was served from (any host, behind any proxy).
+    .addServer('/', 'This service, at the address the document was served from')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
     .addBasicAuth({ type: 'http', scheme: 'basic' }, 'basic')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'x-api-key' }, 'api-key')
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'x-callback-token' }, 'callback-token')
-    .build();
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'x-callback-token' }, 'callback-token');
+  for (const tag of OPENAPI_TAGS) builder.addTag(tag.name, tag.description);
+  return builder.build();
 }

@@ -440,6 +440,26 @@ describe('Admin billings /api/v1/admins/billings', () => {
     });
   });
 
+  it('shows externalId (what the gateway echoes back) on GET and in the list', async () => {
+    const u = await createActiveUser(t);
+    const made = await createBilling(t, u.accessToken, (await createPackage(t)).uuid, 'gateway');
+    const { externalId } = await billingRow(t, made.uuid);
+    expect(externalId).toBe(made.number);
+
+    const one = await t
+      .http()
+      .get(`${ADMIN}/${made.uuid}`)
+      .set(...bearer(admin.accessToken))
+      .expect(200);
+    expect(one.body.data.externalId).toBe(externalId);
+    const list = await t
+      .http()
+      .get(`${ADMIN}?companyUuid=${u.companyUuid}`)
+      .set(...bearer(admin.accessToken))
+      .expect(200);
+    expect(list.body.data.items.map((b: { externalId: string }) => b.externalId)).toEqual([externalId]);
+  });
+
   it('lists with filters: status, companyUuid, method, from/to, newest first', async () => {
     const u = await createActiveUser(t);
     const gw = await createBilling(t, u.accessToken, (await createPackage(t)).uuid, 'gateway');

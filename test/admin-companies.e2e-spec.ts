@@ -499,6 +499,29 @@ describe('Admin company routes (/api/v1/admins/companies)', () => {
       );
     });
 
+    it('e-mails no one about a suspension rolled back with the rest of the PATCH', async () => {
+      const user = await createActiveUser(t);
+      const before = await companyRow(user.companyUuid);
+      const res = await patch(user.companyUuid, {
+        status: 'suspended',
+        suspendedReason: 'Rolled back',
+        packageUuid: archived.uuid,
+      }).expect(400);
+      expectFailure(res.body, 400, 'Package is archived and cannot be assigned');
+      expect(await companyRow(user.companyUuid)).toEqual(before);
+
+      // A suspension that commits e-mails at once; by the time its mail is in, the rolled-back one would be too.
+      await patch(user.companyUuid, { status: 'suspended', suspendedReason: 'Committed' }).expect(200);
+      await t.smtp.waitFor(user.email, /suspended/i);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const mails = t.smtp.mails.filter(
+        (m) => m.to === user.email.toLowerCase() && /suspended/i.test(m.subject),
+      );
+      expect(mails).toHaveLength(1);
+      expect(mails[0].text).toContain('Committed');
+      expect(mails[0].text).not.toContain('Rolled back');
+    });
+
     it('answers 404 for an unknown company, 400 for a malformed uuid', async () => {
       const counts = await tables();
       const missing = await patch('00000000-0000-4000-8000-000000000000', { quota: 1 }).expect(404);

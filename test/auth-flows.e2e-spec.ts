@@ -60,9 +60,19 @@ describe('User sign-up and password flows (real SMTP on loopback)', () => {
     const token = tokenFromLink(mail, '/verify-email');
 
     const verified = await t.http().post('/api/v1/users/verify-email').send({ token }).expect(200);
-    expect(verified.body.data).toEqual({ verified: true, alreadyVerified: false });
+    expect(verified.body).toEqual({
+      status: 'success',
+      code: 200,
+      msg: 'Email verified',
+      data: { verified: true, alreadyVerified: false },
+    });
     const again = await t.http().post('/api/v1/users/verify-email').send({ token }).expect(200);
-    expect(again.body.data).toEqual({ verified: true, alreadyVerified: true });
+    expect(again.body).toEqual({
+      status: 'success',
+      code: 200,
+      msg: 'Email already verified',
+      data: { verified: true, alreadyVerified: true },
+    });
 
     const login = await t
       .http()

@@ -243,6 +243,34 @@ describe('Payment proof upload and download', () => {
     }
   });
 
+  it('names the stored file by its detected type, whatever extension the upload claimed', async () => {
+    const b = await pendingBilling();
+    const res = await upload(b.uuid, pngBytes(), 'x<script>.html', 'text/html').expect(200);
+    expect(res.body.data.proofFile).toMatchObject({ name: 'x_script_.png', type: 'image/png' });
+    expect((await billingRow(t, b.uuid)).proofFileName).toBe('x_script_.png');
+    const down = await t
+      .http()
+      .get(`${BASE}/${b.uuid}/proof`)
+      .set(...bearer(owner.accessToken))
+      .buffer(true)
+      .parse(binary)
+      .expect(200);
+    expect(down.headers['content-disposition']).toBe('attachment; filename="x_script_.png"');
+
+    const cases: Array<[Buffer, string, string]> = [
+      [pngBytes(), 'evil.html.png', 'evil_html.png'],
+      [pngBytes(), 'receipt', 'receipt.png'],
+      [pdfBytes(), 'scan.PNG', 'scan.pdf'],
+      [pdfBytes(), 'report.v2.pdf', 'report_v2.pdf'],
+      [pngBytes(), `${'a'.repeat(120)}.html`, `${'a'.repeat(96)}.png`],
+    ];
+    for (const [content, raw, stored] of cases) {
+      const other = await pendingBilling();
+      const up = await upload(other.uuid, content, raw).expect(200);
+      expect([raw, up.body.data.proofFile.name]).toEqual([raw, stored]);
+    }
+  });
+
   it('notifies accounting admins (billing.proof_uploaded)', async () => {
     const b = await pendingBilling();
     await upload(b.uuid, pngBytes(), 'p.png').expect(200);

@@ -82,6 +82,7 @@ describe('Customer billings /api/v1/billings', () => {
       status: 'pending',
       paymentUrl: null,
       gatewayInvoiceId: null,
+      externalId: expect.any(String),
       expiresAt: expect.any(String),
       paidAt: null,
       paidAmount: null,
@@ -98,6 +99,27 @@ describe('Customer billings /api/v1/billings', () => {
     expect(expires).toBeLessThanOrEqual(Date.now() + INVOICE_SECONDS * 1000 + 1000);
     const row = await t.dataSource.getRepository(Billing).findOneByOrFail({ uuid: b.uuid });
     expect(row.externalId).toBe(b.number);
+    expect(b.externalId).toBe(row.externalId);
+  });
+
+  it('shows externalId (what the gateway echoes back) on GET and in the list', async () => {
+    const u = await createActiveUser(t);
+    const made = await createBilling(t, u.accessToken, (await createPackage(t)).uuid, 'gateway');
+    const row = await t.dataSource.getRepository(Billing).findOneByOrFail({ uuid: made.uuid });
+    expect(row.externalId).toBe(made.number);
+
+    const one = await t
+      .http()
+      .get(`${BASE}/${made.uuid}`)
+      .set(...bearer(u.accessToken))
+      .expect(200);
+    expect(one.body.data.externalId).toBe(row.externalId);
+    const list = await t
+      .http()
+      .get(BASE)
+      .set(...bearer(u.accessToken))
+      .expect(200);
+    expect(list.body.data.items.map((b: { externalId: string }) => b.externalId)).toEqual([row.externalId]);
   });
 
   it('returns the open billing (200) instead of a duplicate; another package gets its own', async () => {
@@ -339,6 +361,7 @@ describe('Customer billings /api/v1/billings', () => {
             .expect(400)
         ).body,
         400,
+        /uuid is expected/,
       );
     }
     await t

@@ -1,7 +1,8 @@
 import * as argon2 from 'argon2';
 import { Company } from '../src/modules/companies/entities/company.entity';
-import { SubscriptionService } from '../src/modules/companies/subscription.service';
+import { CompanyStateService } from '../src/modules/companies/company-state.service';
 import { Package } from '../src/modules/packages/entities/package.entity';
+import { TransactionService } from '../src/database/transaction.service';
 import {
   bearer,
   countAll,
@@ -106,12 +107,14 @@ describe('Customer company routes (/api/v1/companies/:companyUuid)', () => {
       pkgRepo.create({ name: 'Company Starter', quota: 100, price: 1000, currency: 'IDR', durationDays: 30 }),
     );
     const paidAt = new Date();
-    await t.dataSource.transaction((em) =>
-      t.app
-        .get(SubscriptionService)
-        .applyPayment(em, company.id, { packageUuid: pkg.uuid, quota: 100, durationDays: 30 }, paidAt),
-    );
-    await t.app.get(SubscriptionService).recordUsage(company.id, 30);
+    await t.app
+      .get(TransactionService)
+      .run((em) =>
+        t.app
+          .get(CompanyStateService)
+          .applyPayment(em, company.id, { packageUuid: pkg.uuid, quota: 100, durationDays: 30 }, paidAt),
+      );
+    await t.app.get(CompanyStateService).recordUsage(company.id, 30);
     const res = await t
       .http()
       .get(base(user.companyUuid))
@@ -439,14 +442,14 @@ describe('Customer company routes (/api/v1/companies/:companyUuid)', () => {
       expectFailure(res.body, 403, 'This company is not yours');
       expect(await companyRow(other.companyUuid)).toEqual(before);
       expect(await tables()).toEqual(counts);
-      // A malformed or unknown :companyUuid is not the caller's company either.
+      // A malformed :companyUuid is a 400, like every invalid UUID (checked before ownership).
       const bad = await t
         .http()
         [method](`${base('not-a-uuid')}${path}`)
         .set(...bearer(owner.accessToken))
         .send(body)
-        .expect(403);
-      expectFailure(bad.body, 403);
+        .expect(400);
+      expectFailure(bad.body, 400, /uuid is expected/);
     },
   );
 

@@ -1,7 +1,11 @@
 import { Controller, Get, Module, Param } from '@nestjs/common';
 import { ResponseMessage } from '../src/common/http/response-message.decorator';
 import { UserAuth } from '../src/modules/auth/access.decorators';
-import { CompanyScoped, OwnedResource } from '../src/modules/auth/guards/company-ownership.guard';
+import {
+  CompanyScoped,
+  OwnedEntity,
+  OwnedResource,
+} from '../src/modules/auth/guards/company-ownership.guard';
 import { Contact } from '../src/modules/users/entities/contact.entity';
 import {
   bearer,
@@ -28,8 +32,24 @@ class OwnershipProbeController {
   @UserAuth()
   @OwnedResource(Contact, 'Contact not found')
   @ResponseMessage('Contact reached')
-  contact(@Param('uuid') uuid: string) {
-    return { uuid };
+  contact(@Param('uuid') uuid: string, @OwnedEntity() contact: Contact) {
+    return { uuid, loaded: { uuid: contact.uuid, companyId: contact.companyId } };
+  }
+
+  // The resource guard listed before CompanyScoped on purpose: the 403 must win whatever the order.
+  @Get('companies/:companyUuid/contacts/:contactUuid')
+  @UserAuth()
+  @OwnedResource(Contact, 'Contact not found', { param: 'contactUuid' })
+  @CompanyScoped()
+  @ResponseMessage('Contact reached')
+  nestedContact(@OwnedEntity('contactUuid') contact: Contact) {
+    return { uuid: contact.uuid };
+  }
+
+  @Get('unguarded/:uuid')
+  @UserAuth()
+  unguarded(@OwnedEntity() contact: Contact) {
+    return { uuid: contact.uuid };
   }
 }
 
@@ -97,6 +117,72 @@ describe('Company ownership guards', () => {
       .expect(404);
     expectFailure(foreign.body, 404, 'Contact not found');
     expect(foreign.body).toEqual(missing.body);
+  });
+
+  it('hands the handler the row it loaded, so the service need not look it up again', async () => {
+    const uuid = await contactUuidOf(alice);
+    const res = await t
+      .http()
+      .get(`/test/ownership/contacts/${uuid}`)
+      .set(...bearer(alice.accessToken))
+      .expect(200);
+    const row = await t.dataSource.getRepository(Contact).findOneByOrFail({ uuid });
+    expect(res.body.data).toEqual({ uuid, loaded: { uuid, companyId: row.companyId } });
+  });
+
+  it('refuses a malformed uuid with 400 before any ownership check', async () => {
+    for (const path of [
+      '/test/ownership/contacts/not-a-uuid',
+      `/test/ownership/companies/nope/contacts/${await contactUuidOf(alice)}`,
+      `/test/ownership/companies/${alice.companyUuid}/contacts/123`,
+    ]) {
+      const res = await t
+        .http()
+        .get(path)
+        .set(...bearer(alice.accessToken))
+        .expect(400);
+      expectFailure(res.body, 400, /uuid is expected/);
+    }
+  });
+
+  it('under :companyUuid, 403 for another company wins over the 404, with the uuid in a named param', async () => {
+    const own = await contactUuidOf(alice);
+    const theirs = await contactUuidOf(bob);
+    const at = (companyUuid: string, contactUuid: string) =>
+      t
+        .http()
+        .get(`/test/ownership/companies/${companyUuid}/contacts/${contactUuid}`)
+        .set(...bearer(alice.accessToken));
+    expect((await at(alice.companyUuid, own).expect(200)).body.data).toEqual({ uuid: own });
+    expectFailure((await at(alice.companyUuid, theirs).expect(404)).body, 404, 'Contact not found');
+    expectFailure((await at(bob.companyUuid, theirs).expect(403)).body, 403, 'This company is not yours');
+    expectFailure((await at(bob.companyUuid, own).expect(403)).body, 403, 'This company is not yours');
+  });
+
+  it('answers 500 (a programming error, never undefined) for @OwnedEntity on a route without the guard', async () => {
+    const res = await t
+      .http()
+      .get(`/test/ownership/unguarded/${await contactUuidOf(alice)}`)
+      .set(...bearer(alice.accessToken))
+      .expect(500);
+    expectFailure(res.body, 500);
+  });
+
+  it('documents the owned uuid parameter and the 400/404 of the resource guard', async () => {
+    const doc = (await t.http().get('/api-docs-json').expect(200)).body as {
+      paths: Record<
+        string,
+        Record<string, { parameters: Array<{ name: string; schema: object }>; responses: object }>
+      >;
+    };
+    const op = doc.paths['/test/ownership/companies/{companyUuid}/contacts/{contactUuid}'].get;
+    expect(op.parameters).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'contactUuid', schema: { type: 'string', format: 'uuid' } }),
+        expect.objectContaining({ name: 'companyUuid', schema: { type: 'string', format: 'uuid' } }),
+      ]),
+    );
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['400', '403', '404']));
   });
 
   it('keeps admins out of user-scoped routes (403) and anonymous callers out (401)', async () => {

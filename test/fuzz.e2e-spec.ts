@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import type { Response } from 'supertest';
 import { bearer, countRows, createActiveUser, createAdmin } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -18,10 +19,25 @@ const RUNS_PER_ROUTE = 12;
 /** Tables that none of these requests can legitimately change. */
 const UNTOUCHED_TABLES = ['admin_roles', 'admins', 'users', 'refresh_token_blacklist'];
 
+interface Schema {
+  $ref?: string;
+  type?: string;
+  nullable?: boolean;
+  properties?: Record<string, Schema>;
+  allOf?: Schema[];
+}
+
 interface Operation {
   method: string;
   path: string;
+  /** The JSON body's schema, with $refs resolved, when the operation takes one. */
+  body?: Schema;
+  /** Webhooks keep the sender's raw fields: they are not validated against the schema. */
+  rawPayload: boolean;
 }
+
+/** 90,000 unknown keys in just under 1 MB (README.md "Bodies"). */
+const MANY_KEYS_BODY = `{${Array.from({ length: 90_000 }, (_, i) => `"k${i.toString(36)}":1`).join(',')}}`;
 
 const junkValue = fc.oneof(
   fc.anything(),
@@ -64,6 +80,7 @@ const junkQuery = fc.dictionary(
 describe('Fuzz: generated junk on every route of the OpenAPI document', () => {
   let t: TestApp;
   let operations: Operation[];
+  let resolve: (schema: Schema) => Schema;
   let userToken: string;
   let adminToken: string;
 
@@ -72,10 +89,23 @@ describe('Fuzz: generated junk on every route of the OpenAPI document', () => {
     userToken = (await createActiveUser(t)).accessToken;
     adminToken = (await createAdmin(t, 'superAdmin')).accessToken;
     const doc = (await t.http().get('/api-docs-json').expect(200)).body as {
-      paths: Record<string, Record<string, unknown>>;
+      paths: Record<
+        string,
+        Record<string, { requestBody?: { content: Record<string, { schema: Schema }> }; security?: object[] }>
+      >;
+      components: { schemas: Record<string, Schema> };
+    };
+    resolve = (schema: Schema): Schema => {
+      if (schema.$ref) return resolve(doc.components.schemas[schema.$ref.split('/').pop()!]);
+      if (schema.allOf) return schema.allOf.map(resolve).reduce((a, b) => ({ ...a, ...b }), {});
+      return schema;
     };
     operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
-      Object.keys(methods).map((method) => ({ method, path })),
+      Object.entries(methods).map(([method, op]) => {
+        const json = op.requestBody?.content['application/json']?.schema;
+        const rawPayload = (op.security ?? []).some((s) => 'callback-token' in s || 'basic' in s);
+        return { method, path, body: json ? resolve(json) : undefined, rawPayload };
+      }),
     );
   });
   afterAll(async () => {
@@ -103,6 +133,77 @@ describe('Fuzz: generated junk on every route of the OpenAPI document', () => {
   it('covers the whole document', () => {
     expect(operations.length).toBeGreaterThanOrEqual(60);
   });
+
+  function expectEnvelope(where: string, res: Response) {
+    expect([where, res.status < 500]).toEqual([where, true]);
+    expect([where, String(res.headers['content-type'])]).toEqual([
+      where,
+      expect.stringMatching(/^application\/json/),
+    ]);
+    expect([where, res.body.code, typeof res.body.msg]).toEqual([where, res.status, 'string']);
+  }
+
+  const jsonRoutes = () => operations.filter((op) => op.body);
+  const withParams = (path: string) => path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
+
+  it('sends null for each field of every JSON body: never a 500, and refused (4xx) unless the field is nullable', async () => {
+    const before: Record<string, number> = {};
+    for (const table of UNTOUCHED_TABLES) before[table] = await countRows(t, table);
+    let sent = 0;
+    for (const op of jsonRoutes()) {
+      for (const [field, schema] of Object.entries(op.body!.properties ?? {})) {
+        const res = await t
+          .http()
+          [op.method as 'post'](withParams(op.path))
+          .set(credentialsFor(op.path))
+          .send({ [field]: null });
+        sent++;
+        const where = `${op.method.toUpperCase()} ${op.path} {"${field}":null}`;
+        expectEnvelope(where, res);
+        if (op.rawPayload || resolve(schema).nullable) continue;
+        expect([where, res.status >= 400]).toEqual([where, true]);
+        if (res.status === 400 && res.body.error.details) {
+          const fields = (res.body.error.details as Array<{ field: string }>).map((d) => d.field);
+          expect([where, fields]).toEqual([where, expect.arrayContaining([field])]);
+        }
+      }
+    }
+    expect(sent).toBeGreaterThanOrEqual(40);
+    for (const table of UNTOUCHED_TABLES)
+      expect([table, await countRows(t, table)]).toEqual([table, before[table]]);
+  }, 120_000);
+
+  it('takes JSON with a charset parameter or in any case on every JSON body route (never a 415)', async () => {
+    for (const op of jsonRoutes()) {
+      for (const type of ['application/json; charset=utf-8', 'Application/JSON;Charset=UTF-8']) {
+        const res = await t
+          .http()
+          [op.method as 'post'](withParams(op.path))
+          .set(credentialsFor(op.path))
+          .set('content-type', type)
+          .send('{}');
+        const where = `${op.method.toUpperCase()} ${op.path} as ${type}`;
+        expectEnvelope(where, res);
+        expect([where, res.status]).not.toEqual([where, 415]);
+      }
+    }
+  }, 120_000);
+
+  it('refuses a 1 MB body of 90,000 unknown keys on every JSON body route with a small answer', async () => {
+    for (const op of jsonRoutes()) {
+      const res = await t
+        .http()
+        [op.method as 'post'](withParams(op.path))
+        .set(credentialsFor(op.path))
+        .set('content-type', 'application/json')
+        .send(MANY_KEYS_BODY);
+      const where = `${op.method.toUpperCase()} ${op.path}`;
+      expectEnvelope(where, res);
+      expect([where, JSON.stringify(res.body).length < 10_000]).toEqual([where, true]);
+      if (!op.rawPayload) expect([where, res.status >= 400]).toEqual([where, true]);
+      if (res.body.error?.details) expect(res.body.error.details.length).toBeLessThanOrEqual(20);
+    }
+  }, 120_000);
 
   it('never answers 500, always answers the envelope, and leaves untouched tables alone', async () => {
     const statuses = new Map<number, number>();

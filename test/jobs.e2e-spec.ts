@@ -7,13 +7,8 @@ import { BillingsJobs } from '../src/modules/billings/billings-jobs';
 import { Billing, BillingStatus } from '../src/modules/billings/entities/billing.entity';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { JobRegistry } from '../src/modules/jobs/job-registry';
-import {
-  cronNameOf,
-  JOB_CADENCE,
-  JOB_LOCK_NAMESPACE,
-  jobLockKey,
-  JobsService,
-} from '../src/modules/jobs/jobs.service';
+import { LOCK_NAMESPACE, lockKey } from '../src/database/sql-dialect';
+import { cronNameOf, JOB_CADENCE, JobsService } from '../src/modules/jobs/jobs.service';
 import { Notification } from '../src/modules/notifications/entities/notification.entity';
 import { Package } from '../src/modules/packages/entities/package.entity';
 import { User } from '../src/modules/users/entities/user.entity';
@@ -309,7 +304,7 @@ describe('Scheduled jobs', () => {
       await other.end();
     });
 
-    const keys = (job: string) => [JOB_LOCK_NAMESPACE, jobLockKey(job)];
+    const keys = (job: string) => [LOCK_NAMESPACE, lockKey(job)];
 
     it('skips a job whose lock another replica holds, and runs it once the lock is free', async () => {
       const company = await companyOf(await createActiveUser(t));

@@ -166,6 +166,75 @@ describe('Company members: invite → e-mail → accept-invite → login, re-sen
     await loginUser(t, email, MEMBER_PASSWORD);
   });
 
+  it('a pending invited member who resets the password instead is verified and active, and can log in', async () => {
+    const email = uniqueEmail('resetter');
+    const created = await invite(owner, owner.companyUuid, { email, fullName: 'Rae Resetter' }).expect(201);
+    const invitation = tokenFromLink(await t.smtp.waitFor(email, INVITE_SUBJECT), '/accept-invite');
+
+    await t.http().post('/api/v1/users/forgot-password').send({ email }).expect(200);
+    const reset = tokenFromLink(await t.smtp.waitFor(email, /reset/i), '/reset-password');
+    await t
+      .http()
+      .post('/api/v1/users/reset-password')
+      .send({ token: reset, password: MEMBER_PASSWORD })
+      .expect(200);
+
+    const row = await userRow(email);
+    expect(row).toMatchObject({ status: 'active', passwordVersion: 1 });
+    expect(row!.emailVerifiedAt).toBeInstanceOf(Date);
+
+    const login = await t
+      .http()
+      .post('/api/v1/users/login')
+      .send({ email, password: MEMBER_PASSWORD })
+      .expect(200);
+    expect(login.body.data.user).toMatchObject({
+      uuid: created.body.data.uuid,
+      status: 'active',
+      role: 'member',
+    });
+    const me = await t
+      .http()
+      .get('/api/v1/users/me')
+      .set(...bearer(login.body.data.accessToken))
+      .expect(200);
+    expect(me.body.data.user).toMatchObject({
+      uuid: created.body.data.uuid,
+      email,
+      status: 'active',
+      emailVerifiedAt: expect.any(String),
+    });
+
+    // The password is set: the invitation is used up, and inviting the e-mail again is a 409.
+    expectFailure((await accept(invitation).expect(401)).body, 401, 'Invalid or expired invitation');
+    const again = await invite(owner, owner.companyUuid, { email, fullName: 'Rae Resetter' }).expect(409);
+    expectFailure(again.body, 409, 'This user is already a member of the company');
+  });
+
+  it('a completed reset never lifts a suspension', async () => {
+    const email = uniqueEmail('suspended');
+    await invite(owner, owner.companyUuid, { email, fullName: 'Sue Suspended' }).expect(201);
+    await t.dataSource.getRepository(User).update({ email }, { status: 'suspended' });
+    await t.http().post('/api/v1/users/forgot-password').send({ email }).expect(200);
+    const reset = tokenFromLink(await t.smtp.waitFor(email, /reset/i), '/reset-password');
+    await t
+      .http()
+      .post('/api/v1/users/reset-password')
+      .send({ token: reset, password: MEMBER_PASSWORD })
+      .expect(200);
+    expect(await userRow(email)).toMatchObject({
+      status: 'suspended',
+      emailVerifiedAt: null,
+      passwordVersion: 1,
+    });
+    const login = await t
+      .http()
+      .post('/api/v1/users/login')
+      .send({ email, password: MEMBER_PASSWORD })
+      .expect(403);
+    expectFailure(login.body, 403, 'User account is suspended');
+  });
+
   it('posting the same e-mail again re-sends the invitation (200); either link works once and ends both', async () => {
     const email = uniqueEmail('resend');
     const first = await invite(owner, owner.companyUuid, { email, fullName: 'Rae Resend' }).expect(201);

@@ -274,7 +274,18 @@ describe('Notifications', () => {
       await del(`${ADMIN_BASE}/${others.uuid}`, superAdmin.accessToken).expect(404);
       const [usersOwn] = await notificationsOf(alice);
       await patch(`${ADMIN_BASE}/${usersOwn.uuid}/read`, superAdmin.accessToken).expect(404);
+      await del(`${ADMIN_BASE}/${usersOwn.uuid}`, superAdmin.accessToken).expect(404);
       expect((await ownOf(admin))[0].readAt).toBeNull();
+      expect(await notificationsOf(alice)).toContainEqual(expect.objectContaining({ uuid: usersOwn.uuid }));
+    });
+
+    it('refuses a malformed uuid with 400', async () => {
+      for (const res of [
+        await patch(`${ADMIN_BASE}/not-a-uuid/read`, superAdmin.accessToken).expect(400),
+        await del(`${ADMIN_BASE}/123`, superAdmin.accessToken).expect(400),
+      ]) {
+        expectFailure(res.body, 400, /uuid is expected/);
+      }
     });
 
     it('refuses users (403) and requests without a token (401)', async () => {

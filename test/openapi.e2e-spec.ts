@@ -1,4 +1,6 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
 import { EnvelopeRouteConfig } from '../src/common/http/response-message.decorator';
+import { OPENAPI_TAGS } from '../src/common/swagger/openapi-tags';
 import { createTestApp, TestApp } from './support/test-app';
 import { TestControllersModule } from './support/test-controllers';
 
@@ -54,6 +56,7 @@ const CREATE_OR_EXISTING = new Set([
 interface Schema {
   $ref?: string;
   type?: string;
+  nullable?: boolean;
   properties?: Record<string, Schema>;
   required?: string[];
   enum?: unknown[];
@@ -64,6 +67,9 @@ interface Schema {
 }
 
 interface Operation {
+  summary?: string;
+  description?: string;
+  tags?: string[];
   security?: Array<Record<string, string[]>>;
   parameters?: Array<{ name: string; in: string; required?: boolean; schema?: Schema }>;
   requestBody?: { content: Record<string, { schema: Schema }> };
@@ -72,6 +78,8 @@ interface Operation {
 
 interface OpenApiDocument {
   openapi: string;
+  servers?: Array<{ url: string }>;
+  tags?: Array<{ name: string; description?: string }>;
   paths: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, Schema>; securitySchemes: Record<string, unknown> };
 }
@@ -207,9 +215,10 @@ describe('OpenAPI document', () => {
       type: 'object',
       properties: {
         status: { type: 'string', enum: ['failed'] },
-        code: { type: 'number' },
+        code: { type: 'integer' },
         msg: { type: 'string' },
-        data: expect.any(Object),
+        // OpenAPI 3.0 has no null type: a nullable object that is always null.
+        data: { type: 'object', nullable: true },
         error: { $ref: expect.stringMatching(/ErrorBodyDto$/) },
       },
       required: expect.arrayContaining(['status', 'code', 'msg', 'data', 'error']),
@@ -217,7 +226,11 @@ describe('OpenAPI document', () => {
     const errorBody = schemaOf(
       (doc.components.schemas.ErrorEnvelopeDto.properties?.error as Schema).$ref as string,
     );
-    expect(Object.keys(errorBody.properties ?? {})).toEqual(expect.arrayContaining(['msg', 'details']));
+    expect(Object.keys(errorBody.properties ?? {})).toEqual(
+      expect.arrayContaining(['msg', 'details', 'omittedDetails']),
+    );
+    expect(errorBody.properties?.omittedDetails).toMatchObject({ type: 'integer' });
+    expect(errorBody.required).toEqual(['msg']);
 
     for (const { key, op } of operations) {
       const errors = Object.entries(op.responses).filter(([status]) => /^[45]\d\d$/.test(status));
@@ -307,6 +320,50 @@ describe('OpenAPI document', () => {
     for (const p of Object.values(query)) expect([p.name, p.required]).toEqual([p.name, false]);
     expect(query.isActive.schema).toMatchObject({ type: 'boolean' });
     for (const p of Object.values(query)) expect(p.in).toBe('query');
+  });
+
+  it('is a valid OpenAPI document (swagger-parser)', async () => {
+    // validate() dereferences the object it is given: hand it a copy.
+    type ParserDocument = NonNullable<Parameters<SwaggerParser.ApiCallback>[1]>;
+    await expect(
+      SwaggerParser.validate(structuredClone(doc) as unknown as ParserDocument),
+    ).resolves.toBeDefined();
+  });
+
+  it('declares every tag at the top level with a description, and a relative server', () => {
+    expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    expect(doc.tags).toEqual(OPENAPI_TAGS);
+    for (const tag of doc.tags ?? [])
+      expect([tag.name, (tag.description ?? '').length > 20]).toEqual([tag.name, true]);
+    const declared = new Set((doc.tags ?? []).map((t) => t.name));
+    const productOperations = operations.filter((o) => !o.key.includes(' /test/'));
+    for (const { key, op } of productOperations) {
+      expect([key, op.tags?.length]).toEqual([key, 1]);
+      expect([key, op.tags?.every((t) => declared.has(t))]).toEqual([key, true]);
+    }
+  });
+
+  it('gives every operation a one-line summary and a description of its own (who may call, what fails)', () => {
+    for (const { key, op } of operations.filter((o) => !o.key.includes(' /test/'))) {
+      expect([key, typeof op.summary, op.summary?.includes('\n')]).toEqual([key, 'string', false]);
+      const description = op.description ?? '';
+      expect([key, description.length >= 60, description.includes(op.summary ?? '')]).toEqual([
+        key,
+        true,
+        false,
+      ]);
+    }
+  });
+
+  it('declares {companyUuid} on every /companies/{companyUuid} operation (the ownership guard reads it)', () => {
+    const scoped = operations.filter((o) => o.key.includes('/:companyUuid'));
+    expect(scoped.length).toBeGreaterThanOrEqual(8);
+    for (const { key, op } of scoped) {
+      expect([key, op.parameters?.find((p) => p.name === 'companyUuid')]).toEqual([
+        key,
+        expect.objectContaining({ in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }),
+      ]);
+    }
   });
 
   it('serves the Swagger UI at /api-docs', async () => {

@@ -152,12 +152,28 @@ describe('POST /api/v1/payment-gateway', () => {
     }
   });
 
-  it('never makes an invoice that outlives the billing', async () => {
+  it('asks for exactly PAYMENT_INVOICE_DURATION for a billing just created through the API', async () => {
+    const created = await t
+      .http()
+      .post('/api/v1/billings')
+      .set(...bearer(owner.accessToken))
+      .send({ packageUuid: (await createPackage(t)).uuid, method: 'gateway' })
+      .expect(201);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a moment passes between buying and paying
+    await pay(created.body.data.uuid as string).expect(200);
+    expect(gateway.requests).toHaveLength(1);
+    expect(gateway.requests[0].body.invoice_duration).toBe(172800);
+  });
+
+  it('keeps a billing due before its invoice payable until the invoice expires', async () => {
     const billing = await createBilling(t, owner, pkg, { expiresAt: new Date(Date.now() + 3_600_000) });
-    await pay(billing.uuid).expect(200);
-    const duration = gateway.requests[0].body.invoice_duration as number;
-    expect(duration).toBeLessThanOrEqual(3600);
-    expect(duration).toBeGreaterThan(3500);
+    const res = await pay(billing.uuid).expect(200);
+    expect(gateway.requests[0].body.invoice_duration).toBe(172800);
+    const stored = await reload(t, billing);
+    expect(stored.gatewayExpiresAt?.toISOString()).toBe(res.body.data.expiresAt);
+    // The invoice never outlives the billing: a payment made through it can still be applied.
+    expect(stored.expiresAt.getTime()).toBe(stored.gatewayExpiresAt!.getTime());
+    expect(stored.expiresAt.getTime()).toBeGreaterThan(Date.now() + 2 * DAY - 60_000);
   });
 
   it('answers 502 with the gateway message when the gateway fails, leaving the billing unchanged', async () => {

@@ -1,7 +1,7 @@
 import { BillingPaymentsService } from '../src/modules/billings/billing-payments.service';
 import { Billing } from '../src/modules/billings/entities/billing.entity';
 import { Company } from '../src/modules/companies/entities/company.entity';
-import { SubscriptionService } from '../src/modules/companies/subscription.service';
+import { CompanyStateService } from '../src/modules/companies/company-state.service';
 import { Notification } from '../src/modules/notifications/entities/notification.entity';
 import { Package } from '../src/modules/packages/entities/package.entity';
 import { createActiveUser } from './support/factories';
@@ -56,7 +56,7 @@ describe('Subscription and quota rules (service level)', () => {
     expect(c.periodStart?.getTime()).toBe(paidAt.getTime());
     expect(c.periodEnd?.getTime()).toBe(paidAt.getTime() + 30 * DAY);
 
-    await t.app.get(SubscriptionService).recordUsage(company.id, 7);
+    await t.app.get(CompanyStateService).recordUsage(company.id, 7);
     const second = await payments.markPaid((await pendingBilling(company, packages.starter)).id, {
       event: 'approve',
       paidAt: new Date(paidAt.getTime() + 1000),
@@ -105,7 +105,7 @@ describe('Subscription and quota rules (service level)', () => {
     await t.app
       .get(BillingPaymentsService)
       .markPaid(billing.id, { event: 'gateway_paid', paidAt: new Date() });
-    const subscriptions = t.app.get(SubscriptionService);
+    const subscriptions = t.app.get(CompanyStateService);
 
     await Promise.all(Array.from({ length: 50 }, () => subscriptions.recordUsage(company.id, 2)));
     let c = await reload(company);

@@ -14,6 +14,7 @@ import {
   createAdmin,
   CreatedAdmin,
   expectFailure,
+  loginUser,
   PASSWORD,
   registerUser,
 } from './support/factories';
@@ -61,6 +62,8 @@ describe('Tokens: access-token guard, refresh, revoke, blacklist', () => {
       .set(...bearer(token));
   const refresh = (refreshToken: string) => t.http().post('/api/v1/refresh').send({ refreshToken });
   const revoke = (refreshToken: string) => t.http().post('/api/v1/revoke').send({ refreshToken });
+  const expectRevoked = async (refreshToken: string) =>
+    expectFailure((await refresh(refreshToken).expect(401)).body, 401, 'Refresh token has been revoked');
   const blacklistRows = () => t.dataSource.getRepository(RevokedRefreshToken).find();
 
   beforeAll(async () => {
@@ -525,6 +528,248 @@ describe('Tokens: access-token guard, refresh, revoke, blacklist', () => {
         roleId: 3,
         roleName: 'accounting',
       });
+    });
+  });
+
+  describe('tokens without exp are refused (401), whatever their kind', () => {
+    const withoutExp = (claims: Record<string, unknown>, secret: string): string =>
+      forge({ ...claims, iat: nowS() }, secret);
+
+    it('an access token without exp: 401 "Invalid access token"', async () => {
+      const user = await createActiveUser(t);
+      const noExp = withoutExp(customClaims(user.accessToken), TEST_SECRETS.JWT_ACCESS_SECRET);
+      expect(claimsOf(noExp)).not.toHaveProperty('exp');
+      const res = await me(noExp).expect(401);
+      expectFailure(res.body, 401, 'Invalid access token');
+
+      const adminNoExp = withoutExp(customClaims(root.accessToken), TEST_SECRETS.JWT_ACCESS_SECRET);
+      const admin = await t
+        .http()
+        .get('/api/v1/admins/me')
+        .set(...bearer(adminNoExp))
+        .expect(401);
+      expectFailure(admin.body, 401, 'Invalid access token');
+    });
+
+    it('a refresh token without exp: 401 on refresh and on revoke', async () => {
+      const user = await createActiveUser(t);
+      const noExp = withoutExp(customClaims(user.refreshToken), TEST_SECRETS.JWT_REFRESH_SECRET);
+      expectFailure((await refresh(noExp).expect(401)).body, 401, 'Invalid or expired refresh token');
+      expectFailure((await revoke(noExp).expect(401)).body, 401, 'Invalid or expired refresh token');
+    });
+
+    it('verification, invitation and reset tokens without exp: 401, and nothing changes', async () => {
+      const user = await registerUser(t);
+      const verification = tokenFromLink(await t.smtp.waitFor(user.email, /verify/i), '/verify-email');
+      const verify = await t
+        .http()
+        .post('/api/v1/users/verify-email')
+        .send({ token: withoutExp(customClaims(verification), TEST_SECRETS.JWT_VERIFICATION_SECRET) })
+        .expect(401);
+      expectFailure(verify.body, 401);
+
+      await t.http().post('/api/v1/users/forgot-password').send({ email: user.email }).expect(200);
+      const reset = tokenFromLink(await t.smtp.waitFor(user.email, /reset/i), '/reset-password');
+      const resetRes = await t
+        .http()
+        .post('/api/v1/users/reset-password')
+        .send({
+          token: withoutExp(customClaims(reset), TEST_SECRETS.JWT_RESET_SECRET),
+          password: 'a brand new secret',
+        })
+        .expect(401);
+      expectFailure(resetRes.body, 401);
+
+      await t.http().post('/api/v1/admins/forgot-password').send({ email: root.email }).expect(200);
+      const adminReset = tokenFromLink(await t.smtp.waitFor(root.email, /reset/i), '/admin/reset-password');
+      const adminRes = await t
+        .http()
+        .post('/api/v1/admins/reset-password')
+        .send({
+          token: withoutExp(customClaims(adminReset), TEST_SECRETS.JWT_RESET_SECRET),
+          password: 'a brand new secret',
+        })
+        .expect(401);
+      expectFailure(adminRes.body, 401);
+
+      const owner = await createActiveUser(t);
+      const email = `invitee-${randomUUID()}@example.com`;
+      await t
+        .http()
+        .post(`/api/v1/companies/${owner.companyUuid}/users`)
+        .set(...bearer(owner.accessToken))
+        .send({ email, fullName: 'Ivy Invitee' })
+        .expect(201);
+      const invitation = tokenFromLink(await t.smtp.waitFor(email, /invited/i), '/accept-invite');
+      const accept = await t
+        .http()
+        .post('/api/v1/users/accept-invite')
+        .send({
+          token: withoutExp(customClaims(invitation), TEST_SECRETS.JWT_VERIFICATION_SECRET),
+          password: 'a brand new secret',
+        })
+        .expect(401);
+      expectFailure(accept.body, 401);
+
+      const rows = await sql(
+        'SELECT status, email_verified_at, password_version FROM users WHERE email IN (?, ?)',
+        [user.email, email],
+      );
+      for (const row of rows) {
+        expect(row).toMatchObject({ status: 'pending', email_verified_at: null, password_version: 0 });
+      }
+      const admin = await t.dataSource.getRepository(Admin).findOneByOrFail({ uuid: root.uuid });
+      expect(admin.passwordVersion).toBe(0);
+    });
+  });
+
+  describe('a password change ends the refresh tokens issued before it (401), not those issued after', () => {
+    /** Waits, if need be, until early in a wall-clock second, so what follows likely shares that second. */
+    async function earlyInASecond(): Promise<void> {
+      const ms = Date.now() % 1000;
+      if (ms > 150) await new Promise((resolve) => setTimeout(resolve, 1000 - ms));
+    }
+
+    const changedAtMs = async (table: 'users' | 'admins', uuid: string): Promise<number> => {
+      const entity = table === 'users' ? User : Admin;
+      const row = await t.dataSource.getRepository<User | Admin>(entity).findOneByOrFail({ uuid });
+      expect(row.passwordChangedAt).toBeInstanceOf(Date);
+      return row.passwordChangedAt!.getTime();
+    };
+
+    /** Refresh tokens forged just before and just after the recorded change (same second or not). */
+    async function expectCutAt(table: 'users' | 'admins', uuid: string, isAdmin: boolean): Promise<void> {
+      const at = await changedAtMs(table, uuid);
+      const sign = (iat: number) =>
+        forge(
+          { uuid, isAdmin, jti: randomUUID(), iat, exp: Math.floor(iat) + 3600 },
+          TEST_SECRETS.JWT_REFRESH_SECRET,
+        );
+      for (const iat of [(at - 1) / 1000, Math.floor((at - 1) / 1000)]) {
+        expectFailure((await refresh(sign(iat)).expect(401)).body, 401, 'Refresh token has been revoked');
+      }
+      await refresh(sign((at + 1) / 1000)).expect(200);
+    }
+
+    it('PUT /users/me/password', async () => {
+      const user = await createActiveUser(t);
+      await earlyInASecond();
+      const before = await loginUser(t, user.email);
+      await t
+        .http()
+        .put('/api/v1/users/me/password')
+        .set(...bearer(before.accessToken))
+        .send({ currentPassword: PASSWORD, newPassword: 'a brand new secret' })
+        .expect(200);
+      await expectRevoked(before.refreshToken);
+      await expectRevoked(user.refreshToken);
+
+      // A login right after the change (very likely in the same second) keeps working.
+      const after = await loginUser(t, user.email, 'a brand new secret');
+      await refresh(after.refreshToken).expect(200);
+      await expectCutAt('users', user.userUuid, false);
+    });
+
+    it('POST /users/reset-password', async () => {
+      const user = await createActiveUser(t);
+      await t.http().post('/api/v1/users/forgot-password').send({ email: user.email }).expect(200);
+      const token = tokenFromLink(await t.smtp.waitFor(user.email, /reset/i), '/reset-password');
+      await earlyInASecond();
+      const before = await loginUser(t, user.email);
+      await t
+        .http()
+        .post('/api/v1/users/reset-password')
+        .send({ token, password: 'a brand new secret' })
+        .expect(200);
+      await expectRevoked(before.refreshToken);
+      await expectRevoked(user.refreshToken);
+      const after = await loginUser(t, user.email, 'a brand new secret');
+      await refresh(after.refreshToken).expect(200);
+      await expectCutAt('users', user.userUuid, false);
+    });
+
+    it('PUT /admins/me/password', async () => {
+      const admin = await createAdmin(t, 'accounting');
+      await earlyInASecond();
+      const login = await t
+        .http()
+        .post('/api/v1/admins/login')
+        .send({ email: admin.email, password: PASSWORD })
+        .expect(200);
+      await t
+        .http()
+        .put('/api/v1/admins/me/password')
+        .set(...bearer(login.body.data.accessToken))
+        .send({ currentPassword: PASSWORD, newPassword: 'a brand new secret' })
+        .expect(200);
+      for (const old of [admin.refreshToken, login.body.data.refreshToken as string]) {
+        expectFailure((await refresh(old).expect(401)).body, 401, 'Refresh token has been revoked');
+      }
+      const after = await t
+        .http()
+        .post('/api/v1/admins/login')
+        .send({ email: admin.email, password: 'a brand new secret' })
+        .expect(200);
+      await refresh(after.body.data.refreshToken).expect(200);
+      await expectCutAt('admins', admin.uuid, true);
+    });
+
+    it('POST /admins/reset-password', async () => {
+      const admin = await createAdmin(t, 'admin');
+      await t.http().post('/api/v1/admins/forgot-password').send({ email: admin.email }).expect(200);
+      const token = tokenFromLink(await t.smtp.waitFor(admin.email, /reset/i), '/admin/reset-password');
+      await t
+        .http()
+        .post('/api/v1/admins/reset-password')
+        .send({ token, password: 'a brand new secret' })
+        .expect(200);
+      await expectRevoked(admin.refreshToken);
+      const after = await t
+        .http()
+        .post('/api/v1/admins/login')
+        .send({ email: admin.email, password: 'a brand new secret' })
+        .expect(200);
+      await refresh(after.body.data.refreshToken).expect(200);
+      await expectCutAt('admins', admin.uuid, true);
+    });
+
+    it('POST /users/accept-invite', async () => {
+      const owner = await createActiveUser(t);
+      const email = `accepter-${randomUUID()}@example.com`;
+      const created = await t
+        .http()
+        .post(`/api/v1/companies/${owner.companyUuid}/users`)
+        .set(...bearer(owner.accessToken))
+        .send({ email, fullName: 'Ace Accepter' })
+        .expect(201);
+      const uuid = created.body.data.uuid as string;
+      const invitation = tokenFromLink(await t.smtp.waitFor(email, /invited/i), '/accept-invite');
+      // A genuine refresh token of the member from before the acceptance (it could not log in yet).
+      const earlier = forge(
+        { uuid, isAdmin: false, jti: randomUUID(), iat: nowS() - 5, exp: nowS() + 3600 },
+        TEST_SECRETS.JWT_REFRESH_SECRET,
+      );
+      await t
+        .http()
+        .post('/api/v1/users/accept-invite')
+        .send({ token: invitation, password: 'a brand new secret' })
+        .expect(200);
+      expectFailure((await refresh(earlier).expect(401)).body, 401, 'Refresh token has been revoked');
+      const after = await loginUser(t, email, 'a brand new secret');
+      await refresh(after.refreshToken).expect(200);
+      await expectCutAt('users', uuid, false);
+    });
+
+    it('a subject whose password never changed keeps its refresh tokens, whatever their iat', async () => {
+      const user = await createActiveUser(t);
+      const stored = await t.dataSource.getRepository(User).findOneByOrFail({ uuid: user.userUuid });
+      expect(stored.passwordChangedAt).toBeNull();
+      await refresh(user.refreshToken).expect(200);
+      const old = forge(
+        { ...customClaims(user.refreshToken), iat: nowS() - 3600, exp: nowS() + 60 },
+        TEST_SECRETS.JWT_REFRESH_SECRET,
+      );
+      await refresh(old).expect(200);
     });
   });
 });

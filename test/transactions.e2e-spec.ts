@@ -116,6 +116,91 @@ describe('Transactions and the work of other requests', () => {
     expect((await tokens.find()).map((r) => r.tokenHash[0])).toEqual(['e']);
   });
 
+  describe('after-commit callbacks', () => {
+    it('run once the transaction has committed, when its writes are visible to everyone', async () => {
+      const seen: number[] = [];
+      const result = await transactions.run(async (manager, tx) => {
+        await manager.insert(RevokedRefreshToken, row('m'));
+        tx.afterCommit(async () => {
+          seen.push(await tokens.count()); // an outside read: on SQLite it would wait for the commit forever
+        });
+        transactions.afterCommit(manager, async () => {
+          seen.push(await tokens.count());
+        });
+        expect(seen).toEqual([]);
+        return 'done';
+      });
+      expect(result).toBe('done');
+      expect(seen).toEqual([1, 1]);
+    });
+
+    it('are dropped when the transaction rolls back', async () => {
+      const ran: string[] = [];
+      await expect(
+        transactions.run(async (manager, tx) => {
+          await manager.insert(RevokedRefreshToken, row('n'));
+          tx.afterCommit(() => ran.push('scope'));
+          transactions.afterCommit(manager, () => ran.push('manager'));
+          throw new Error('rolled back on purpose');
+        }),
+      ).rejects.toThrow('rolled back on purpose');
+      await tick();
+      expect(ran).toEqual([]);
+      expect(await tokens.count()).toBe(0);
+    });
+
+    it('are logged, not thrown, when they fail, and do not stop the ones after them', async () => {
+      const ran: string[] = [];
+      await expect(
+        transactions.run(async (manager, tx) => {
+          await manager.insert(RevokedRefreshToken, row('o'));
+          tx.afterCommit(() => {
+            throw new Error('side effect failed');
+          });
+          tx.afterCommit(() => Promise.reject(new Error('async side effect failed')));
+          tx.afterCommit(() => ran.push('third'));
+          return 'committed';
+        }),
+      ).resolves.toBe('committed');
+      expect(ran).toEqual(['third']);
+      expect(await tokens.count()).toBe(1);
+    });
+
+    it('of a nested transaction wait for the outer one and are dropped with it', async () => {
+      const ran: string[] = [];
+      await expect(
+        transactions.run(async (manager, tx) => {
+          await manager.insert(RevokedRefreshToken, row('p'));
+          tx.afterCommit(() => ran.push('outer'));
+          await transactions.run(async (inner, innerTx) => {
+            await inner.insert(RevokedRefreshToken, row('q'));
+            innerTx.afterCommit(() => ran.push('inner'));
+          });
+          await transactions
+            .run((_inner, innerTx) => {
+              innerTx.afterCommit(() => ran.push('failed inner'));
+              return Promise.reject(new Error('inner fails'));
+            })
+            .catch(() => undefined);
+          // Through the manager too, after the nested transactions (on SQLite they shared it).
+          transactions.afterCommit(manager, () => ran.push('outer via manager'));
+          // On SQLite the inner transaction is a savepoint of this one: nothing has committed yet.
+          if (!transactions.isPostgres) expect(ran).toEqual([]);
+          throw new Error('outer rolls back');
+        }),
+      ).rejects.toThrow('outer rolls back');
+      // PostgreSQL runs the inner transaction on a connection of its own: it committed by itself.
+      expect(ran).toEqual(transactions.isPostgres ? ['inner'] : []);
+    });
+
+    it('run at once for work outside any transaction', () => {
+      const ran: string[] = [];
+      transactions.afterCommit(undefined, () => ran.push('now'));
+      transactions.afterCommit(t.dataSource.manager, () => ran.push('now too'));
+      expect(ran).toEqual(['now', 'now too']);
+    });
+  });
+
   it('runs concurrent transactions one after another without losing any', async () => {
     await Promise.all(
       ['g', 'h', 'i', 'j'].map((h) =>

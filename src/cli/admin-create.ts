@@ -16,6 +16,7 @@ import { Admin } from '../modules/admins/entities/admin.entity';
 import { AuthModule } from '../modules/auth/auth.module';
 import { JobRegistryModule } from '../modules/jobs/job-registry.module';
 import { MailModule } from '../modules/mail/mail.module';
+import { NotificationRecipients } from '../modules/notifications/notification-recipients';
 
 /**
  * `npm run admin:create -- --email a@b.c --password ... --role superAdmin [--name "Full Name"]`
@@ -35,7 +36,8 @@ import { MailModule } from '../modules/mail/mail.module';
     AuthModule,
     TypeOrmModule.forFeature([Admin, AdminRole]),
   ],
-  providers: [AdminsService],
+  // AdminsService registers itself as the admins' recipient source; nothing here notifies.
+  providers: [AdminsService, NotificationRecipients],
 })
 class AdminCliModule {}
 

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config';
 import { buildDataSourceOptions } from './data-source-options';
+import { SqlDialect } from './sql-dialect';
 import { TransactionService } from './transaction.service';
 
 @Global()
@@ -16,7 +17,7 @@ import { TransactionService } from './transaction.service';
       }),
     }),
   ],
-  providers: [TransactionService],
-  exports: [TransactionService],
+  providers: [TransactionService, SqlDialect],
+  exports: [TransactionService, SqlDialect],
 })
 export class DatabaseModule {}

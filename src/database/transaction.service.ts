@@ -1,17 +1,46 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { DataSource, EntityManager } from 'typeorm';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
+
+/** Work for after the commit: an e-mail, a call to another system. Sync or async. */
+export type AfterCommit = () => unknown;
+
+/** What the work of a transaction may do beside its statements. */
+export interface TransactionScope {
+  /**
+   * Runs `fn` once the transaction has committed (in the order registered), never if it rolls
+   * back. A failure of `fn` is logged, not thrown: the committed change stands.
+   */
+  afterCommit(fn: AfterCommit): void;
+}
+
+interface OpenTransaction {
+  callbacks: AfterCommit[];
+  state: 'open' | 'committed' | 'rolled_back';
+}
 
 /**
  * Runs work in one database transaction. PostgreSQL runs transactions concurrently on pooled
  * connections. SQLite has a single connection, shared by every request: there the gate runs
  * one transaction at a time and keeps other requests' statements out of it (see
  * SqliteTransactionGate).
+ *
+ * Side effects that must not outlive a rollback (e-mail above all) are registered with
+ * `afterCommit`, through the scope handed to the work or through the transaction's manager.
+ * A transaction begun inside another (`run` within `run`) is a savepoint on SQLite: its
+ * callbacks join the outer transaction's. On PostgreSQL it has a connection of its own and
+ * commits by itself, so its callbacks run at its own commit.
  */
 @Injectable()
 export class TransactionService {
   /** Present on SQLite only. */
   readonly sqliteGate?: SqliteTransactionGate;
+  private readonly logger = new Logger(TransactionService.name);
+  /** The transaction each manager handed out by `run` belongs to. */
+  private readonly byManager = new WeakMap<EntityManager, OpenTransaction>();
+  /** The transaction whose work is running, to recognise a nested `run`. */
+  private readonly current = new AsyncLocalStorage<OpenTransaction>();
 
   constructor(private readonly dataSource: DataSource) {
     if (dataSource.options.type === 'postgres') return;
@@ -23,7 +52,79 @@ export class TransactionService {
     return !this.sqliteGate;
   }
 
-  run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction(work);
+  /**
+   * Runs `work` in a transaction; when it has committed, runs the callbacks registered with
+   * `afterCommit` before resolving. A rollback drops them and rethrows the error.
+   */
+  async run<T>(work: (manager: EntityManager, scope: TransactionScope) => Promise<T>): Promise<T> {
+    const outer = this.current.getStore();
+    const tx: OpenTransaction = { callbacks: [], state: 'open' };
+    const scope: TransactionScope = { afterCommit: (fn) => this.register(tx, fn) };
+    let result: T;
+    try {
+      result = await this.current.run(tx, () =>
+        this.dataSource.transaction(async (manager) => {
+          // SQLite hands every transaction, nested ones included, the one shared runner's manager.
+          const enclosing = this.byManager.get(manager);
+          this.byManager.set(manager, tx);
+          try {
+            return await work(manager, scope);
+          } finally {
+            if (enclosing?.state === 'open') this.byManager.set(manager, enclosing);
+          }
+        }),
+      );
+    } catch (e) {
+      tx.state = 'rolled_back';
+      tx.callbacks = [];
+      throw e;
+    }
+    tx.state = 'committed';
+    const callbacks = tx.callbacks;
+    tx.callbacks = [];
+    if (outer && !this.isPostgres) {
+      // A savepoint: nothing is committed until the outer transaction is.
+      for (const fn of callbacks) this.register(outer, fn);
+      return result;
+    }
+    for (const fn of callbacks) await this.invoke(fn);
+    return result;
+  }
+
+  /**
+   * Runs `fn` after the commit of the transaction `manager` belongs to (see TransactionScope).
+   * Without a manager, or with one outside any transaction, `fn` runs now. A manager of a
+   * transaction not begun by `run` is refused: there would be no commit to wait for.
+   */
+  afterCommit(manager: EntityManager | undefined, fn: AfterCommit): void {
+    const tx = manager && this.byManager.get(manager);
+    if (tx) return this.register(tx, fn);
+    if (manager?.queryRunner?.isTransactionActive) {
+      throw new Error(
+        'afterCommit: this manager belongs to a transaction not begun by TransactionService.run',
+      );
+    }
+    void this.invoke(fn);
+  }
+
+  private register(tx: OpenTransaction, fn: AfterCommit): void {
+    switch (tx.state) {
+      case 'open':
+        tx.callbacks.push(fn);
+        return;
+      case 'committed':
+        void this.invoke(fn);
+        return;
+      case 'rolled_back':
+        return;
+    }
+  }
+
+  private async invoke(fn: AfterCommit): Promise<void> {
+    try {
+      await fn();
+    } catch (e: unknown) {
+      this.logger.error({ err: e }, 'After-commit work failed');
+    }
   }
 }

@@ -8,12 +8,11 @@ import {
   NotFoundException,
 } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { QueryFailedError } from 'typeorm';
+import { driverCode, isUniqueViolation } from '../../database/database-errors';
 import { failure, FailureEnvelope } from '../http/envelope';
 import { DomainError } from './domain-error';
 import { ValidationFailedException } from './validation-failed.exception';
 
-const UNIQUE_VIOLATION = new Set(['23505', 'SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
 /** Driver error codes that mean "the database cannot be reached", not "this query is wrong". */
 const DATABASE_UNAVAILABLE = new Set([
   'ECONNREFUSED',
@@ -64,7 +63,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   toEnvelope(exception: unknown): FailureEnvelope {
     if (exception instanceof ValidationFailedException) {
-      return failure(HttpStatus.BAD_REQUEST, 'Validation failed', exception.details);
+      return failure(
+        HttpStatus.BAD_REQUEST,
+        'Validation failed',
+        exception.details,
+        exception.omittedDetails,
+      );
     }
     if (exception instanceof DomainError) return failure(exception.status, exception.message);
     if (exception instanceof HttpException) return this.fromHttpException(exception);
@@ -72,7 +76,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       this.logger.error({ err: exception }, 'Database unavailable');
       return failure(HttpStatus.SERVICE_UNAVAILABLE, 'Service unavailable');
     }
-    if (exception instanceof QueryFailedError && UNIQUE_VIOLATION.has(driverCode(exception) ?? '')) {
+    if (isUniqueViolation(exception)) {
       return failure(HttpStatus.CONFLICT, 'Resource already exists');
     }
     const fastifyStatus = clientErrorStatus(exception);
@@ -102,12 +106,6 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     return failure(status, msg || STATUS_TEXT[status] || 'Request failed');
   }
-}
-
-function driverCode(error: unknown): string | undefined {
-  const e = error as { code?: unknown; driverError?: { code?: unknown } };
-  const code = e?.driverError?.code ?? e?.code;
-  return typeof code === 'string' ? code : undefined;
 }
 
 /**
@@ -143,7 +141,10 @@ function clientErrorMessage(error: unknown, status: number): string {
       return 'Request body is empty but content-type is application/json';
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return 'Content-Length does not match the body';
-    default:
-      return error instanceof Error && error.message ? error.message : STATUS_TEXT[status] || 'Bad request';
+    default: {
+      // Not `instanceof Error`: errors of Node's internals (zlib) may come from another realm (Jest's VM).
+      const message = (error as { message?: unknown }).message;
+      return typeof message === 'string' && message ? message : STATUS_TEXT[status] || 'Bad request';
+    }
   }
 }

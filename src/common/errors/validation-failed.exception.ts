@@ -1,10 +1,22 @@
 import { BadRequestException, ValidationError } from '@nestjs/common';
 import type { FieldErrorDetail } from '../http/envelope';
 
-/** A 400 whose envelope lists each invalid field (`error.details`). */
+/**
+ * A 400 whose envelope lists the invalid fields (`error.details`): at most MAX_DETAILS of them,
+ * and `omittedDetails` says how many more there were (README.md "Bodies").
+ */
 export class ValidationFailedException extends BadRequestException {
-  constructor(readonly details: FieldErrorDetail[]) {
+  static readonly MAX_DETAILS = 20;
+  readonly details: FieldErrorDetail[];
+  readonly omittedDetails: number;
+
+  /** `count`: how many problems `details` stands for (more than it lists when it was cut short); `more` adds another exception's. */
+  constructor(details: FieldErrorDetail[], count = details.length, more?: ValidationFailedException) {
     super('Validation failed');
+    const all = more ? [...details, ...more.details] : details;
+    this.details = all.slice(0, ValidationFailedException.MAX_DETAILS);
+    this.omittedDetails =
+      count + (more ? more.details.length + more.omittedDetails : 0) - this.details.length;
   }
 
   static fromErrors(errors: ValidationError[]): ValidationFailedException {

@@ -16,13 +16,19 @@ export interface FailureEnvelope {
   code: number;
   msg: string;
   data: null;
-  error: { msg: string; details?: FieldErrorDetail[] };
+  /** `omittedDetails`: how many field errors there were beyond the ones `details` lists. */
+  error: { msg: string; details?: FieldErrorDetail[]; omittedDetails?: number };
 }
 
-export const failure = (code: number, msg: string, details?: FieldErrorDetail[]): FailureEnvelope => ({
+export const failure = (
+  code: number,
+  msg: string,
+  details?: FieldErrorDetail[],
+  omittedDetails = 0,
+): FailureEnvelope => ({
   status: 'failed',
   code,
   msg,
   data: null,
-  error: details ? { msg, details } : { msg },
+  error: details ? (omittedDetails > 0 ? { msg, details, omittedDetails } : { msg, details }) : { msg },
 });

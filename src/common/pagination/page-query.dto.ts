@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, Max, Min } from 'class-validator';
 import { QueryInt } from '../validation/query-transforms';
+import { Omittable } from '../validation/presence';
 
 /**
  * Paging query of README "Lists". Both fields are optional (their defaults apply): the
@@ -9,7 +10,7 @@ import { QueryInt } from '../validation/query-transforms';
 export class PageQueryDto {
   /** Page number, from 1. */
   @ApiPropertyOptional()
-  @IsOptional()
+  @Omittable()
   @QueryInt()
   @IsInt()
   @Min(1)
@@ -18,7 +19,7 @@ export class PageQueryDto {
 
   /** Items per page, 1..100. */
   @ApiPropertyOptional()
-  @IsOptional()
+  @Omittable()
   @QueryInt()
   @IsInt()
   @Min(1)

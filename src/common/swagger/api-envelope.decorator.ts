@@ -8,20 +8,39 @@ import {
 } from '@nestjs/swagger';
 
 class FieldErrorDto {
-  @ApiProperty({ example: 'email' }) field: string;
+  @ApiProperty({ description: 'The field (a dotted path for nested ones)', example: 'email' }) field: string;
   @ApiProperty({ type: [String], example: ['email must be an email'] }) messages: string[];
 }
 
 class ErrorBodyDto {
   @ApiProperty({ example: 'Company not found' }) msg: string;
-  @ApiPropertyOptional({ type: [FieldErrorDto] }) details?: FieldErrorDto[];
+  @ApiPropertyOptional({
+    type: [FieldErrorDto],
+    description: 'Validation failures only: the fields refused, at most 20',
+  })
+  details?: FieldErrorDto[];
+  @ApiPropertyOptional({
+    type: 'integer',
+    description: 'How many more field errors there were beyond the 20 listed in details',
+    example: 3,
+  })
+  omittedDetails?: number;
 }
 
+/** The failure envelope (src/common/http/envelope.ts). OpenAPI 3.0 has no null type: `data` is a nullable object. */
 export class ErrorEnvelopeDto {
   @ApiProperty({ enum: ['failed'] }) status: 'failed';
-  @ApiProperty({ example: 404 }) code: number;
+  @ApiProperty({ type: 'integer', description: 'The HTTP status of the response', example: 404 })
+  code: number;
   @ApiProperty({ example: 'Company not found' }) msg: string;
-  @ApiProperty({ type: 'null', nullable: true, example: null }) data: null;
+  @ApiProperty({
+    type: 'object',
+    properties: {},
+    nullable: true,
+    description: 'Always null on a failure',
+    example: null,
+  })
+  data: null;
   @ApiProperty({ type: ErrorBodyDto }) error: ErrorBodyDto;
 }
 

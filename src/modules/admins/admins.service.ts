@@ -1,20 +1,17 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Brackets, EntityManager, Repository } from 'typeorm';
-import {
-  BadRequestError,
-  ConflictError,
-  ForbiddenError,
-  InvalidCredentialsError,
-  NotFoundError,
-} from '../../common/errors/domain-error';
+import { BadRequestError, ConflictError, NotFoundError } from '../../common/errors/domain-error';
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { parseSort } from '../../common/pagination/sort';
+import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { PasswordService } from '../auth/password.service';
-import { TokenService } from '../auth/token.service';
-import { MailService } from '../mail/mail.service';
-import { ChangePasswordDto, LoginDto, ResetPasswordDto } from '../users/dto/user-requests.dto';
+import {
+  AdminRecipientSource,
+  NotificationRecipients,
+  RecipientRow,
+} from '../notifications/notification-recipients';
 import {
   ADMIN_SORT_FIELDS,
   CreateAdminDto,
@@ -22,66 +19,35 @@ import {
   UpdateAdminDto,
   UpdateAdminMeDto,
 } from './dto/admin-requests.dto';
-import { AdminDto, AdminLoginDto, AdminRoleDto } from './dto/admin-response.dto';
+import { AdminDto, AdminRoleDto } from './dto/admin-response.dto';
 import { AdminRole, AdminRoleName } from './entities/admin-role.entity';
 import { Admin } from './entities/admin.entity';
 
-const INVALID_RESET = 'Invalid or expired reset token';
-
 @Injectable()
-export class AdminsService {
+export class AdminsService implements OnModuleInit, AdminRecipientSource {
   constructor(
     @InjectRepository(Admin) private readonly admins: Repository<Admin>,
     @InjectRepository(AdminRole) private readonly roles: Repository<AdminRole>,
     private readonly transactions: TransactionService,
+    private readonly dialect: SqlDialect,
     private readonly passwords: PasswordService,
-    private readonly tokens: TokenService,
-    private readonly mail: MailService,
+    private readonly recipients: NotificationRecipients,
   ) {}
 
-  async login(dto: LoginDto): Promise<AdminLoginDto> {
-    const admin = await this.query()
-      .addSelect('admin.passwordHash')
-      .where('admin.email = :email', { email: dto.email })
-      .getOne();
-    const valid = await this.passwords.verify(admin?.passwordHash, dto.password);
-    if (!admin || !valid) throw new InvalidCredentialsError('Invalid email or password');
-    if (!admin.isActive) throw new ForbiddenError('Admin account is deactivated');
-    admin.lastLoginAt = new Date();
-    await this.admins.update({ id: admin.id }, { lastLoginAt: admin.lastLoginAt });
-    return {
-      accessToken: this.tokens.signAdminAccess({
-        adminUuid: admin.uuid,
-        roleId: admin.role.id,
-        roleName: admin.role.name,
-      }),
-      refreshToken: this.tokens.signRefresh(admin.uuid, true),
-      tokenType: 'Bearer',
-      expiresIn: this.tokens.accessTtlSeconds,
-      admin: AdminDto.from(admin),
-    };
+  /** Tells the notifications area who the admins are (it cannot import this area). */
+  onModuleInit(): void {
+    this.recipients.setAdmins(this);
   }
 
-  /** Always succeeds (no account enumeration). */
-  async forgotPassword(email: string): Promise<void> {
-    const admin = await this.admins.findOne({ where: { email } });
-    if (!admin || !admin.isActive) return;
-    const token = this.tokens.signReset({
-      uuid: admin.uuid,
-      email: admin.email,
-      isAdmin: true,
-      pwv: admin.passwordVersion,
-    });
-    await this.mail.sendAdminPasswordReset(admin.email, admin.fullName, token);
-  }
-
-  async resetPassword(dto: ResetPasswordDto): Promise<void> {
-    const claims = this.tokens.verifyReset(dto.token);
-    if (!claims.isAdmin) throw new InvalidCredentialsError(INVALID_RESET);
-    const admin = await this.admins.findOne({ where: { uuid: claims.uuid } });
-    if (!admin || admin.email !== claims.email) throw new InvalidCredentialsError(INVALID_RESET);
-    if (!(await this.setPassword(admin.id, claims.pwv, dto.password)))
-      throw new InvalidCredentialsError(INVALID_RESET);
+  /** Active admins whose role is one of `roles`, as notification recipients. */
+  activeWithRoles(roles: readonly AdminRoleName[], em?: EntityManager): Promise<RecipientRow[]> {
+    return (em?.getRepository(Admin) ?? this.admins)
+      .createQueryBuilder('admin')
+      .innerJoin('admin.role', 'role')
+      .select(['admin.id', 'admin.email'])
+      .where('admin.is_active = :active', { active: true })
+      .andWhere('role.name IN (:...roles)', { roles: [...roles] })
+      .getMany();
   }
 
   async updateMe(admin: Admin, dto: UpdateAdminMeDto): Promise<AdminDto> {
@@ -90,19 +56,6 @@ export class AdminsService {
       admin.fullName = dto.fullName;
     }
     return AdminDto.from(admin);
-  }
-
-  async changePassword(admin: Admin, dto: ChangePasswordDto): Promise<void> {
-    const stored = await this.admins.findOne({
-      where: { id: admin.id },
-      select: { id: true, passwordHash: true, passwordVersion: true },
-    });
-    if (!stored || !(await this.passwords.verify(stored.passwordHash, dto.currentPassword))) {
-      throw new BadRequestError('Current password is incorrect');
-    }
-    if (!(await this.setPassword(admin.id, stored.passwordVersion, dto.newPassword))) {
-      throw new ConflictError('The password was changed meanwhile; try again');
-    }
   }
 
   async list(q: ListAdminsQueryDto): Promise<Page<AdminDto>> {
@@ -215,19 +168,7 @@ export class AdminsService {
       .innerJoin('admin.role', 'role')
       .select('admin.id')
       .where('admin.is_active = :active AND role.name = :name', { active: true, name: 'superAdmin' });
-    if (this.transactions.isPostgres) qb.setLock('pessimistic_write', undefined, ['admin']);
-    return (await qb.getMany()).length;
-  }
-
-  private async setPassword(adminId: number, expectedVersion: number, password: string): Promise<boolean> {
-    const passwordHash = await this.passwords.hash(password);
-    const result = await this.admins
-      .createQueryBuilder()
-      .update(Admin)
-      .set({ passwordHash, passwordVersion: () => 'password_version + 1' })
-      .where('id = :id AND password_version = :version', { id: adminId, version: expectedVersion })
-      .execute();
-    return (result.affected ?? 0) === 1;
+    return (await this.dialect.forUpdate(qb, 'admin').getMany()).length;
   }
 
   private async find(uuid: string): Promise<Admin> {

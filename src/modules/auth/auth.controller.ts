@@ -20,6 +20,15 @@ const BearerToken = createParamDecorator((_data: unknown, ctx: ExecutionContext)
 export class AuthController {
   constructor(private readonly auth: AuthService) {}
 
+  /**
+   * Get a new access token with a refresh token.
+   *
+   * @remarks
+   * For users and admins alike: the refresh token goes in the body (`refreshToken`) or in an `Authorization:
+   * Bearer` header. The new token's claims are read from the database, so a role or company changed since
+   * login shows at once. 400 when no token is given; 401 when it is badly signed, expired or revoked, was
+   * issued before the last password change, or its user or admin is gone or deactivated.
+   */
   @Post('refresh')
   @HttpCode(200)
   @RefreshTokenAuth()
@@ -29,6 +38,14 @@ export class AuthController {
     return this.auth.refresh(dto.refreshToken ?? bearer);
   }
 
+  /**
+   * Revoke a refresh token (log out).
+   *
+   * @remarks
+   * For users and admins alike: the refresh token goes in the body (`refreshToken`) or in an `Authorization:
+   * Bearer` header. The token is refused everywhere (every replica) from then on. Revoking a token already
+   * revoked answers 200. 400 when no token is given; 401 when it is not a valid refresh token.
+   */
   @Post('revoke')
   @HttpCode(200)
   @RefreshTokenAuth()

@@ -5,6 +5,7 @@ import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
 import { BlacklistPurgeJob } from './blacklist-purge.job';
 import { BlacklistService } from './blacklist.service';
+import { CredentialsService } from './credentials.service';
 import { RevokedRefreshToken } from './entities/revoked-refresh-token.entity';
 import { AccessGuard } from './guards/access.guard';
 import { MachineCredentialsService } from './machine-credentials.service';
@@ -19,6 +20,7 @@ import { TokenService } from './token.service';
   controllers: [AuthController],
   providers: [
     AuthService,
+    CredentialsService,
     TokenService,
     PasswordService,
     BlacklistService,
@@ -29,6 +31,6 @@ import { TokenService } from './token.service';
     MailProviderBasicStrategy,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [TokenService, PasswordService, BlacklistService],
+  exports: [TokenService, PasswordService, BlacklistService, CredentialsService],
 })
 export class AuthModule {}

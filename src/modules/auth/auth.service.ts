@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { BadRequestError, InvalidCredentialsError } from '../../common/errors/domain-error';
 import { BlacklistService } from './blacklist.service';
-import { PrincipalRepository } from './principal.repository';
+import { CredentialsService } from './credentials.service';
 import { AccessTokenDto } from './dto/refresh-token.dto';
 import { TokenService } from './token.service';
 
@@ -10,21 +10,20 @@ export class AuthService {
   constructor(
     private readonly tokens: TokenService,
     private readonly blacklist: BlacklistService,
-    private readonly principals: PrincipalRepository,
+    private readonly credentials: CredentialsService,
   ) {}
 
   /**
    * In the order auth.md fixes: signature and expiry, then the blacklist, then the subject
-   * from the database (it must exist and be active), then claims from the stored data.
+   * from the database (it must exist and be active, and its password must not have changed
+   * since the token was issued), then claims from the stored data.
    */
   async refresh(token: string | undefined): Promise<AccessTokenDto> {
     const claims = this.tokens.verifyRefresh(requireToken(token));
     if (await this.blacklist.isRevoked(token as string)) {
       throw new InvalidCredentialsError('Refresh token has been revoked');
     }
-    const accessToken = claims.isAdmin
-      ? await this.adminAccess(claims.uuid)
-      : await this.userAccess(claims.uuid);
+    const accessToken = await this.credentials.renewAccess(claims);
     return { accessToken, tokenType: 'Bearer', expiresIn: this.tokens.accessTtlSeconds };
   }
 
@@ -33,29 +32,6 @@ export class AuthService {
     const claims = this.tokens.verifyRefresh(requireToken(token), true);
     const expiresAt = new Date(claims.exp * 1000);
     if (expiresAt.getTime() > Date.now()) await this.blacklist.revoke(token as string, expiresAt);
-  }
-
-  private async adminAccess(uuid: string): Promise<string> {
-    const admin = await this.principals.findAdmin(uuid);
-    if (!admin || !admin.isActive)
-      throw new InvalidCredentialsError('Account no longer exists or is deactivated');
-    return this.tokens.signAdminAccess({
-      adminUuid: admin.uuid,
-      roleId: admin.role.id,
-      roleName: admin.role.name,
-    });
-  }
-
-  private async userAccess(uuid: string): Promise<string> {
-    const user = await this.principals.findUser(uuid);
-    if (!user || user.status !== 'active') {
-      throw new InvalidCredentialsError('Account no longer exists or is deactivated');
-    }
-    return this.tokens.signUserAccess({
-      userUuid: user.uuid,
-      contactUuid: user.contact.uuid,
-      companyUuid: user.company.uuid,
-    });
   }
 }
 

@@ -10,6 +10,8 @@ export interface RefreshClaims {
   uuid: string;
   isAdmin: boolean;
   jti: string;
+  /** Seconds with millisecond precision (see signRefresh). */
+  iat: number;
   exp: number;
 }
 
@@ -51,8 +53,19 @@ export class TokenService {
     return this.sign({ ...claims }, this.config.keys.access, this.accessTtlSeconds);
   }
 
-  signRefresh(uuid: string, isAdmin: boolean): string {
-    return this.sign({ uuid, isAdmin, jti: randomUUID() }, this.config.keys.refresh, this.refreshTtlSeconds);
+  /**
+   * `iat` has millisecond precision (a NumericDate may be non-integer, RFC 7519 §2), so refresh
+   * can refuse a token issued earlier in the same second as a password change and still accept
+   * one issued just after it. `issuedAt` (ms) lets a login date its token from before it read the
+   * password, so a login racing a password change never outlives it. `exp` stays whole seconds.
+   */
+  signRefresh(uuid: string, isAdmin: boolean, issuedAt = Date.now()): string {
+    const iat = issuedAt / 1000;
+    return jwt.sign(
+      { uuid, isAdmin, jti: randomUUID(), iat, exp: Math.floor(iat) + this.refreshTtlSeconds },
+      this.config.keys.refresh,
+      { algorithm: ALGORITHM },
+    );
   }
 
   signVerification(claims: VerificationClaims): string {
@@ -63,7 +76,7 @@ export class TokenService {
     return this.sign({ ...claims }, this.config.keys.reset, ONE_DAY_S);
   }
 
-  /** Verifies signature and expiry; with `ignoreExpiration` only the signature (for revoke). */
+  /** Verifies signature and expiry; with `ignoreExpiration` only the signature (for revoke: `exp` must still be there). */
   verifyRefresh(token: string, ignoreExpiration = false): RefreshClaims {
     const claims = this.verify(
       token,
@@ -74,7 +87,7 @@ export class TokenService {
     if (
       typeof claims.uuid !== 'string' ||
       typeof claims.isAdmin !== 'boolean' ||
-      typeof claims.exp !== 'number'
+      typeof claims.iat !== 'number'
     ) {
       throw new InvalidCredentialsError('Invalid or expired refresh token');
     }
@@ -113,6 +126,8 @@ export class TokenService {
         ignoreExpiration,
       });
       if (typeof claims === 'string') throw new Error('string payload');
+      // jsonwebtoken accepts a token without exp; auth.md refuses it (every token kind ends).
+      if (typeof claims.exp !== 'number') throw new Error('no exp');
       return claims;
     } catch {
       throw new InvalidCredentialsError(message);

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { NotFoundError } from '../../common/errors/domain-error';
+import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
-import { Company } from '../companies/entities/company.entity';
-import { PeriodChange, SubscriptionService } from '../companies/subscription.service';
+import { CompanyStateService, PeriodChange } from '../companies/company-state.service';
 import { NotificationsService } from '../notifications/notifications.service';
-import { Package } from '../packages/entities/package.entity';
+import { PackagesService } from '../packages/packages.service';
 import { BillingEvent, canTransition, nextBillingStatus } from './billing-state';
 import { Billing } from './entities/billing.entity';
 
@@ -33,8 +33,10 @@ export type PaymentResult =
 export class BillingPaymentsService {
   constructor(
     private readonly transactions: TransactionService,
-    private readonly subscriptions: SubscriptionService,
+    private readonly dialect: SqlDialect,
+    private readonly companyState: CompanyStateService,
     private readonly notifications: NotificationsService,
+    private readonly packages: PackagesService,
   ) {}
 
   /** With `event: 'approve'` a billing that cannot be approved is a 409; a gateway payment that no longer applies is reported, not thrown. */
@@ -65,15 +67,11 @@ export class BillingPaymentsService {
         },
       );
 
-      await this.lockCompany(em, billing.companyId);
-      const pkg = await em.findOneOrFail(Package, {
-        where: { id: billing.packageId },
-        select: { id: true, uuid: true },
-      });
-      const period = await this.subscriptions.applyPayment(
+      const packageUuid = await this.packages.uuidOf(billing.packageId, em);
+      const { period } = await this.companyState.applyPayment(
         em,
         billing.companyId,
-        { packageUuid: pkg.uuid, quota: billing.packageQuota, durationDays: billing.packageDurationDays },
+        { packageUuid, quota: billing.packageQuota, durationDays: billing.packageDurationDays },
         details.paidAt,
       );
       await this.notifications.notifyCompanyUsers(
@@ -107,19 +105,8 @@ export class BillingPaymentsService {
       .getRepository(Billing)
       .createQueryBuilder('billing')
       .where('billing.id = :id', { id: billingId });
-    if (this.transactions.isPostgres) qb.setLock('pessimistic_write');
-    const billing = await qb.getOne();
+    const billing = await this.dialect.forUpdate(qb).getOne();
     if (!billing) throw new NotFoundError('Billing not found');
     return billing;
-  }
-
-  private async lockCompany(em: EntityManager, companyId: number): Promise<void> {
-    if (!this.transactions.isPostgres) return; // SQLite transactions already run one at a time
-    await em
-      .getRepository(Company)
-      .createQueryBuilder('company')
-      .setLock('pessimistic_write')
-      .where('company.id = :id', { id: companyId })
-      .getOne();
   }
 }

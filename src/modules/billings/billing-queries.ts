@@ -1,5 +1,6 @@
 import { EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
 import { NotFoundError } from '../../common/errors/domain-error';
+import { SqlDialect } from '../../database/sql-dialect';
 import { Billing } from './entities/billing.entity';
 
 export const BILLING_NOT_FOUND = 'Billing not found';
@@ -18,10 +19,9 @@ export function billingsWithRefs(repo: Repository<Billing>): SelectQueryBuilder<
  * The billing row inside a transaction, locked on PostgreSQL (SQLite runs transactions one
  * at a time), so a transition reads the status it changes.
  */
-export async function lockBilling(em: EntityManager, uuid: string, isPostgres: boolean): Promise<Billing> {
+export async function lockBilling(em: EntityManager, dialect: SqlDialect, uuid: string): Promise<Billing> {
   const qb = em.getRepository(Billing).createQueryBuilder('billing').where('billing.uuid = :uuid', { uuid });
-  if (isPostgres) qb.setLock('pessimistic_write');
-  const billing = await qb.getOne();
+  const billing = await dialect.forUpdate(qb).getOne();
   if (!billing) throw new NotFoundError(BILLING_NOT_FOUND);
   return billing;
 }

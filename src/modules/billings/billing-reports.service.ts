@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { BadRequestError } from '../../common/errors/domain-error';
-import { TransactionService } from '../../database/transaction.service';
+import { SqlDialect } from '../../database/sql-dialect';
 import { RevenueSummaryQueryDto, SummaryInterval } from './dto/billing-requests.dto';
 import {
   BillingStatusCountsDto,
@@ -10,7 +10,7 @@ import {
   RevenueSummaryDto,
   RevenueTotalDto,
 } from './dto/billing-response.dto';
-import { DAY_MS, toDateWindow } from './dto/date-filter';
+import { DAY_MS, toDateWindow } from '../../common/validation/date-filter';
 import { BILLING_STATUSES, Billing, BillingStatus } from './entities/billing.entity';
 
 export const MAX_SUMMARY_DAYS = 366;
@@ -27,7 +27,7 @@ interface RawRow {
 export class BillingReportsService {
   constructor(
     @InjectRepository(Billing) private readonly billings: Repository<Billing>,
-    private readonly transactions: TransactionService,
+    private readonly dialect: SqlDialect,
   ) {}
 
   async summary(q: RevenueSummaryQueryDto): Promise<RevenueSummaryDto> {
@@ -88,13 +88,9 @@ export class BillingReportsService {
     return counts;
   }
 
-  /** The UTC period of `paid_at`: SQLite stores `YYYY-MM-DD HH:MM:SS.SSS` in UTC. */
+  /** The UTC period of `paid_at`: `YYYY-MM-DD` or `YYYY-MM`. */
   private periodExpression(interval: SummaryInterval): string {
-    if (this.transactions.isPostgres) {
-      const format = interval === 'month' ? 'YYYY-MM' : 'YYYY-MM-DD';
-      return `to_char(billing.paid_at AT TIME ZONE 'UTC', '${format}')`;
-    }
-    return `substr(billing.paid_at, 1, ${interval === 'month' ? 7 : 10})`;
+    return this.dialect.utcPeriod('billing.paid_at', interval);
   }
 }
 

@@ -5,6 +5,7 @@ import { NotFoundError } from '../../common/errors/domain-error';
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { parseSort } from '../../common/pagination/sort';
 import { AppConfig } from '../../config/app-config';
+import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import type { Admin } from '../admins/entities/admin.entity';
 import { NotificationsService } from '../notifications/notifications.service';
@@ -19,7 +20,7 @@ import {
   RejectBillingDto,
 } from './dto/billing-requests.dto';
 import { AdminBillingDto } from './dto/billing-response.dto';
-import { toDateWindow } from './dto/date-filter';
+import { toDateWindow } from '../../common/validation/date-filter';
 import { Billing } from './entities/billing.entity';
 
 /** The admin side of billing: lists across companies, approval, rejection, refund. */
@@ -29,6 +30,7 @@ export class BillingReviewsService {
     @InjectRepository(Billing) private readonly billings: Repository<Billing>,
     private readonly payments: BillingPaymentsService,
     private readonly transactions: TransactionService,
+    private readonly dialect: SqlDialect,
     private readonly notifications: NotificationsService,
     private readonly config: AppConfig,
   ) {}
@@ -87,7 +89,7 @@ export class BillingReviewsService {
    */
   async reject(admin: Admin, uuid: string, dto: RejectBillingDto): Promise<AdminBillingDto> {
     await this.transactions.run(async (em) => {
-      const billing = await lockBilling(em, uuid, this.transactions.isPostgres);
+      const billing = await lockBilling(em, this.dialect, uuid);
       const status = nextBillingStatus(billing.status, 'reject');
       const reopenUntil = Date.now() + this.config.env.PAYMENT_INVOICE_DURATION * 1000;
       await em.update(
@@ -124,7 +126,7 @@ export class BillingReviewsService {
   /** paid → refunded; the subscription is left as it is (an admin adjusts it on the company if needed). */
   async refund(uuid: string, dto: RefundBillingDto): Promise<AdminBillingDto> {
     await this.transactions.run(async (em) => {
-      const billing = await lockBilling(em, uuid, this.transactions.isPostgres);
+      const billing = await lockBilling(em, this.dialect, uuid);
       await em.update(
         Billing,
         { id: billing.id },

@@ -1,5 +1,12 @@
 import { BILLING_STATUSES, BillingStatus } from './entities/billing.entity';
-import { BillingEvent, BillingStateError, canTransition, nextBillingStatus } from './billing-state';
+import {
+  assertGatewayPayable,
+  BillingEvent,
+  BillingStateError,
+  canTransition,
+  isGatewayPayable,
+  nextBillingStatus,
+} from './billing-state';
 
 /** Every arrow of the diagram in resources.md; everything else must be refused. */
 const DRAWN: Array<[BillingStatus, BillingEvent, BillingStatus]> = [
@@ -46,5 +53,27 @@ describe('billing state machine', () => {
   it('never moves a paid billing back (late EXPIRED after PAID)', () => {
     expect(canTransition('paid', 'expire')).toBe(false);
     expect(canTransition('paid', 'gateway_paid')).toBe(false);
+  });
+});
+
+describe('payable through the gateway', () => {
+  it('only a pending gateway billing', () => {
+    for (const status of BILLING_STATUSES) {
+      expect([status, isGatewayPayable({ method: 'gateway', status })]).toEqual([
+        status,
+        status === 'pending',
+      ]);
+      expect(isGatewayPayable({ method: 'manual', status })).toBe(false);
+    }
+  });
+
+  it('refuses with a 409 that says why', () => {
+    expect(() => assertGatewayPayable({ method: 'gateway', status: 'pending' })).not.toThrow();
+    expect(() => assertGatewayPayable({ method: 'manual', status: 'pending' })).toThrow(
+      'This billing is paid by manual transfer, not through the payment gateway',
+    );
+    expect(() => assertGatewayPayable({ method: 'gateway', status: 'awaiting_review' })).toThrow(
+      'Cannot pay a billing that is awaiting review',
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { ConflictError } from '../../common/errors/domain-error';
-import type { BillingStatus } from './entities/billing.entity';
+import type { Billing, BillingStatus } from './entities/billing.entity';
 
 /** What can happen to a billing; each is drawn as an arrow in resources.md. */
 export type BillingEvent =
@@ -48,3 +48,21 @@ export function nextBillingStatus(from: BillingStatus, event: BillingEvent): Bil
 
 /** Billings a company may still pay (at most one per package at a time). */
 export const OPEN_BILLING_STATUSES: readonly BillingStatus[] = ['pending', 'awaiting_review'];
+
+/** Whether the payment gateway may take a payment for the billing now (see assertGatewayPayable). */
+export function isGatewayPayable(billing: Pick<Billing, 'method' | 'status'>): boolean {
+  return billing.method === 'gateway' && canTransition(billing.status, 'gateway_paid');
+}
+
+/**
+ * 409 unless the payment gateway may take a payment for the billing now: a gateway billing
+ * (not a manual transfer) that can still be marked paid by the gateway (`pending`).
+ */
+export function assertGatewayPayable(billing: Pick<Billing, 'method' | 'status'>): void {
+  if (billing.method !== 'gateway') {
+    throw new ConflictError('This billing is paid by manual transfer, not through the payment gateway');
+  }
+  if (!canTransition(billing.status, 'gateway_paid')) {
+    throw new ConflictError(`Cannot pay a billing that is ${billing.status.replace('_', ' ')}`);
+  }
+}

@@ -29,6 +29,12 @@ export class BillingsAdminController {
     private readonly billings: BillingsService,
   ) {}
 
+  /**
+   * List the billings of every company.
+   *
+   * @remarks
+   * superAdmin, admin and accounting. Paged; filtered by `status`, `companyUuid`, `method`, `from` and `to`.
+   */
   @Get()
   @AdminRoles('superAdmin', 'admin', 'accounting')
   @ResponseMessage('Billings fetched')
@@ -38,7 +44,15 @@ export class BillingsAdminController {
     return this.reviews.list(query);
   }
 
-  /** Declared before `:uuid`. */
+  /**
+   * Revenue and billing counts over a period.
+   *
+   * @remarks
+   * superAdmin and accounting. Revenue per period (`interval`: month or day) and currency, and billing counts
+   * per status, between `from` and `to`: the same figures as GET /api/v1/admins/reports/revenue. 400 for a
+   * missing or too long window.
+   */
+  // Declared before `:uuid`, so that `summary` is not read as a uuid.
   @Get('summary')
   @AdminRoles('superAdmin', 'accounting')
   @ResponseMessage('Billing summary fetched')
@@ -48,6 +62,13 @@ export class BillingsAdminController {
     return this.reports.summary(query);
   }
 
+  /**
+   * Read one billing with its company.
+   *
+   * @remarks
+   * superAdmin, admin and accounting. The billing with its company, the review note, the refund reason and the
+   * reviewing admin. 404 when no billing has this uuid.
+   */
   @Get(':uuid')
   @AdminRoles('superAdmin', 'admin', 'accounting')
   @ResponseMessage('Billing fetched')
@@ -57,6 +78,13 @@ export class BillingsAdminController {
     return this.reviews.get(uuid);
   }
 
+  /**
+   * Download a billing's payment proof.
+   *
+   * @remarks
+   * superAdmin, admin and accounting. The file as uploaded, with its content type, instead of the JSON
+   * envelope. 404 for an unknown billing, or one without a proof.
+   */
   @Get(':uuid/proof')
   @AdminRoles('superAdmin', 'admin', 'accounting')
   @RawResponse()
@@ -66,6 +94,14 @@ export class BillingsAdminController {
     await sendProof(reply, await this.billings.proof(uuid));
   }
 
+  /**
+   * Approve a billing: mark it paid.
+   *
+   * @remarks
+   * superAdmin and accounting. A `pending` or `awaiting_review` billing becomes `paid`, with an optional
+   * `note`; the subscription period starts (or the running one is extended) and the company's users are
+   * notified, in one transaction. 409 for any other status; 404 when no billing has this uuid.
+   */
   @Post(':uuid/approve')
   @AdminRoles('superAdmin', 'accounting')
   @HttpCode(200)
@@ -80,6 +116,14 @@ export class BillingsAdminController {
     return this.reviews.approve(admin, uuid, dto);
   }
 
+  /**
+   * Reject a billing's payment proof.
+   *
+   * @remarks
+   * superAdmin and accounting. An `awaiting_review` billing goes back to `pending` with the `reason` stored:
+   * the proof is cleared so that a new one can be uploaded, the payment window is opened again, and the
+   * company's users are notified and e-mailed. 409 for any other status; 404 when no billing has this uuid.
+   */
   @Post(':uuid/reject')
   @AdminRoles('superAdmin', 'accounting')
   @HttpCode(200)
@@ -94,6 +138,14 @@ export class BillingsAdminController {
     return this.reviews.reject(admin, uuid, dto);
   }
 
+  /**
+   * Mark a paid billing refunded.
+   *
+   * @remarks
+   * superAdmin and accounting. A `paid` billing becomes `refunded`, with the `reason` noted; the subscription
+   * is left as it is (change it on the company when needed). 409 for any other status; 404 when no billing
+   * has this uuid.
+   */
   @Post(':uuid/refund')
   @AdminRoles('superAdmin', 'accounting')
   @HttpCode(200)

@@ -1,20 +1,21 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RawResponse, ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import { CurrentUser, OwnerAuth, UserAuth } from '../auth/access.decorators';
+import { OwnedEntity } from '../auth/guards/company-ownership.guard';
 import { PackageDto, PackageListDto } from '../packages/dto/package-response.dto';
 import { PackagesService } from '../packages/packages.service';
 import { User } from '../users/entities/user.entity';
 import { BillingsService } from './billings.service';
 import { CreateBillingDto, ListBillingsQueryDto } from './dto/billing-requests.dto';
+import { Billing } from './entities/billing.entity';
 import { BillingDto, BillingPageDto } from './dto/billing-response.dto';
 import { OwnedBilling } from './owned-billing.decorator';
 import { MAX_PROOF_BYTES, readProofUpload } from './proof-upload';
 import { ApiProofDownload, sendProof } from './proof-download';
-import { uuidPipe } from '../../common/validation/uuid-param.pipe';
 
 @ApiTags('billings')
 @Controller('api/v1/billings')
@@ -24,6 +25,13 @@ export class BillingsController {
     private readonly packages: PackagesService,
   ) {}
 
+  /**
+   * List the packages on sale.
+   *
+   * @remarks
+   * Any active user. The active, public packages with their quota and price, to choose from for POST
+   * /api/v1/billings.
+   */
   @Get('packages')
   @UserAuth()
   @ResponseMessage('Packages fetched')
@@ -32,6 +40,13 @@ export class BillingsController {
     return this.packages.listOffered();
   }
 
+  /**
+   * List the company's billings.
+   *
+   * @remarks
+   * Any active user of the company. The company's billings with their package, amount and status, newest
+   * first, paged; filtered by `status`. 400 for an unknown status or a paging value out of range.
+   */
   @Get()
   @UserAuth()
   @ResponseMessage('Billings fetched')
@@ -41,7 +56,15 @@ export class BillingsController {
     return this.billings.list(user.companyId, query);
   }
 
-  /** 201 with a new billing, or 200 with the company's open billing (pending or awaiting review) for the same package. */
+  /**
+   * Start buying a package: create a billing.
+   *
+   * @remarks
+   * Owner only. Creates a `pending` billing for an active, public package, paid through the payment gateway
+   * (`gateway`: then POST /api/v1/payment-gateway) or by manual transfer (`manual`: then upload a proof), and
+   * answers 201. When the company already has an open billing (pending or awaiting review) for the same
+   * package, that billing is returned with 200 instead. 404 for an unknown or unavailable package.
+   */
   @Post()
   @OwnerAuth()
   @ResponseMessage('Billing created')
@@ -58,15 +81,31 @@ export class BillingsController {
     return billing;
   }
 
+  /**
+   * Read one of the company's billings.
+   *
+   * @remarks
+   * Any active user of the company. 404 for an unknown uuid or another company's billing (its existence is
+   * not revealed).
+   */
   @Get(':uuid')
   @UserAuth()
   @OwnedBilling()
   @ResponseMessage('Billing fetched')
   @ApiEnvelope(BillingDto)
-  get(@Param('uuid', uuidPipe) uuid: string): Promise<BillingDto> {
-    return this.billings.get(uuid);
+  get(@OwnedEntity() billing: Billing): Promise<BillingDto> {
+    return this.billings.get(billing.uuid);
   }
 
+  /**
+   * Upload the payment proof of a manual transfer.
+   *
+   * @remarks
+   * Owner only. Multipart, with the file in field `file`: PNG, JPEG, GIF, WebP or PDF (recognised by
+   * content), at most 2 MB. The billing goes from `pending` to `awaiting_review`, and accounting admins are
+   * notified. 409 unless the billing is `pending`; 413 for a larger file; 415 for another type; 404 for an
+   * unknown uuid or another company's billing.
+   */
   @Post(':uuid/proof')
   @OwnerAuth()
   @OwnedBilling()
@@ -83,24 +122,35 @@ export class BillingsController {
   })
   @ApiEnvelope(BillingDto)
   @ApiErrors(409, 413, 415)
-  async uploadProof(
-    @Param('uuid', uuidPipe) uuid: string,
-    @Req() request: FastifyRequest,
-  ): Promise<BillingDto> {
-    await this.billings.assertCanUploadProof(uuid);
+  async uploadProof(@OwnedEntity() billing: Billing, @Req() request: FastifyRequest): Promise<BillingDto> {
+    await this.billings.assertCanUploadProof(billing.uuid);
     const proof = await readProofUpload(request);
-    return this.billings.uploadProof(uuid, proof);
+    return this.billings.uploadProof(billing.uuid, proof);
   }
 
+  /**
+   * Download the payment proof of a billing.
+   *
+   * @remarks
+   * Any active user of the company. The file as uploaded, with its content type, instead of the JSON
+   * envelope. 404 when the billing has no proof, or for an unknown uuid or another company's billing.
+   */
   @Get(':uuid/proof')
   @UserAuth()
   @OwnedBilling()
   @RawResponse()
   @ApiProofDownload()
-  async proof(@Param('uuid', uuidPipe) uuid: string, @Res() reply: FastifyReply): Promise<void> {
-    await sendProof(reply, await this.billings.proof(uuid));
+  async proof(@OwnedEntity() billing: Billing, @Res() reply: FastifyReply): Promise<void> {
+    await sendProof(reply, await this.billings.proof(billing.uuid));
   }
 
+  /**
+   * Cancel a pending billing.
+   *
+   * @remarks
+   * Owner only. The billing becomes `cancelled`. 409 unless it is `pending`; 404 for an unknown uuid or
+   * another company's billing.
+   */
   @Post(':uuid/cancel')
   @OwnerAuth()
   @OwnedBilling()
@@ -108,7 +158,7 @@ export class BillingsController {
   @ResponseMessage('Billing cancelled')
   @ApiEnvelope(BillingDto)
   @ApiErrors(409)
-  cancel(@Param('uuid', uuidPipe) uuid: string): Promise<BillingDto> {
-    return this.billings.cancel(uuid);
+  cancel(@OwnedEntity() billing: Billing): Promise<BillingDto> {
+    return this.billings.cancel(billing.uuid);
   }
 }

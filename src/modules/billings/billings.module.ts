@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CompaniesModule } from '../companies/companies.module';
 import { PackagesModule } from '../packages/packages.module';
-import { Package } from '../packages/entities/package.entity';
 import { BillingPaymentsService } from './billing-payments.service';
 import { BillingReportsService } from './billing-reports.service';
 import { BillingReviewsService } from './billing-reviews.service';
@@ -16,7 +15,7 @@ import { PaymentCallbacksService } from './payment-callbacks.service';
 import { RevenueReportController } from './revenue-report.controller';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Billing, PaymentEvent, Package]), CompaniesModule, PackagesModule],
+  imports: [TypeOrmModule.forFeature([Billing, PaymentEvent]), CompaniesModule, PackagesModule],
   controllers: [BillingsController, BillingsAdminController, RevenueReportController],
   providers: [
     BillingPaymentsService,
@@ -26,6 +25,6 @@ import { RevenueReportController } from './revenue-report.controller';
     BillingsJobs,
     PaymentCallbacksService,
   ],
-  exports: [BillingPaymentsService, PaymentCallbacksService],
+  exports: [BillingPaymentsService, BillingsService, PaymentCallbacksService],
 })
 export class BillingsModule {}

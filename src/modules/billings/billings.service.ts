@@ -1,13 +1,16 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import { EntityManager, In, Repository } from 'typeorm';
+import { In, IsNull, Repository } from 'typeorm';
 import { NotFoundError } from '../../common/errors/domain-error';
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { AppConfig } from '../../config/app-config';
+import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
-import { Company } from '../companies/entities/company.entity';
+import { CompanyStateService } from '../companies/company-state.service';
 import { NotificationsService } from '../notifications/notifications.service';
+import { CompanyBillings } from '../companies/company-billings';
+import { PackageReferences } from '../packages/package-references';
 import { PackagesService } from '../packages/packages.service';
 import type { User } from '../users/entities/user.entity';
 import { BILLING_NOT_FOUND, billingsWithRefs, lockBilling } from './billing-queries';
@@ -25,14 +28,30 @@ export interface StoredProof {
 
 /** The customer side of billing: buying a package, paying manually with a proof, cancelling. */
 @Injectable()
-export class BillingsService {
+export class BillingsService implements OnModuleInit {
   constructor(
     @InjectRepository(Billing) private readonly billings: Repository<Billing>,
     private readonly packages: PackagesService,
     private readonly transactions: TransactionService,
+    private readonly dialect: SqlDialect,
+    private readonly companyState: CompanyStateService,
+    private readonly packageReferences: PackageReferences,
+    private readonly companyBillings: CompanyBillings,
     private readonly notifications: NotificationsService,
     private readonly config: AppConfig,
   ) {}
+
+  /** Tells the packages area that a package some billing refers to cannot be deleted. */
+  onModuleInit(): void {
+    this.packageReferences.addUsageCheck((pkg) => this.billings.exists({ where: { packageId: pkg.id } }));
+    // And the companies area which billing of a company is the latest (it cannot import this area either).
+    this.companyBillings.setLastBillingLookup((companyId) => this.lastOf(companyId));
+  }
+
+  /** The company's latest billing (newest created first), or null. */
+  lastOf(companyId: number): Promise<Billing | null> {
+    return this.billings.findOne({ where: { companyId }, order: { createdAt: 'DESC', id: 'DESC' } });
+  }
 
   /** The company's billings, newest first. */
   async list(companyId: number, q: ListBillingsQueryDto): Promise<Page<BillingDto>> {
@@ -72,7 +91,7 @@ export class BillingsService {
   async create(user: User, dto: CreateBillingDto): Promise<{ billing: BillingDto; created: boolean }> {
     const pkg = await this.packages.findOffered(dto.packageUuid);
     const { uuid, created } = await this.transactions.run(async (em) => {
-      await this.lockCompany(em, user.companyId);
+      await this.companyState.lockRow(em, user.companyId);
       const open = await em.find(Billing, {
         where: { companyId: user.companyId, packageId: pkg.id, status: In([...OPEN_BILLING_STATUSES]) },
         order: { id: 'DESC' },
@@ -124,7 +143,7 @@ export class BillingsService {
   /** pending → awaiting_review with the proof stored; accounting admins are notified. */
   async uploadProof(uuid: string, proof: ProofUpload): Promise<BillingDto> {
     await this.transactions.run(async (em) => {
-      const billing = await lockBilling(em, uuid, this.transactions.isPostgres);
+      const billing = await lockBilling(em, this.dialect, uuid);
       const status = nextBillingStatus(billing.status, 'upload_proof');
       await em.update(
         Billing,
@@ -171,24 +190,38 @@ export class BillingsService {
     };
   }
 
+  /** A company's billing by uuid, or null: what the payment gateway reads before creating its invoice. */
+  findOfCompany(companyId: number, uuid: string): Promise<Billing | null> {
+    return this.billings.findOneBy({ uuid, companyId });
+  }
+
+  /** The billing as stored now (it must exist). */
+  reload(billingId: number): Promise<Billing> {
+    return this.billings.findOneByOrFail({ id: billingId });
+  }
+
+  /**
+   * Stores the gateway invoice of a pending billing that has none yet, with a conditional
+   * update: false when another caller stored one first or the billing stopped being pending.
+   */
+  async attachGatewayInvoice(
+    billingId: number,
+    invoice: Pick<Billing, 'gatewayInvoiceId' | 'paymentUrl' | 'gatewayExpiresAt' | 'expiresAt'>,
+  ): Promise<boolean> {
+    const result = await this.billings.update(
+      { id: billingId, gatewayInvoiceId: IsNull(), status: 'pending' },
+      invoice,
+    );
+    return result.affected === 1;
+  }
+
   /** pending → cancelled (409 from any other status). */
   async cancel(uuid: string): Promise<BillingDto> {
     await this.transactions.run(async (em) => {
-      const billing = await lockBilling(em, uuid, this.transactions.isPostgres);
+      const billing = await lockBilling(em, this.dialect, uuid);
       await em.update(Billing, { id: billing.id }, { status: nextBillingStatus(billing.status, 'cancel') });
     });
     return this.get(uuid);
-  }
-
-  private async lockCompany(em: EntityManager, companyId: number): Promise<void> {
-    if (!this.transactions.isPostgres) return;
-    await em
-      .getRepository(Company)
-      .createQueryBuilder('company')
-      .select('company.id')
-      .setLock('pessimistic_write')
-      .where('company.id = :id', { id: companyId })
-      .getOne();
   }
 }
 

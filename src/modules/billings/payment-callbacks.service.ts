@@ -1,7 +1,8 @@
 import { HttpStatus, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Brackets, QueryFailedError, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { BadRequestError, DomainError } from '../../common/errors/domain-error';
+import { Applied, InboundEventInbox, InboundEventNotApplied } from '../../database/inbound-events';
 import { JobRegistry } from '../jobs/job-registry';
 import { NotificationsService } from '../notifications/notifications.service';
 import { BillingPaymentsService } from './billing-payments.service';
@@ -21,12 +22,6 @@ export class PaymentCallbackNotAppliedError extends DomainError {
   }
 }
 
-const UNIQUE_VIOLATION = new Set(['23505', 'SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT']);
-/** An unapplied event younger than this, never failed, is still being applied by the request that stored it. */
-const IN_FLIGHT_MS = 30_000;
-const RETRY_BATCH = 50;
-const MAX_ERROR = 1000;
-
 interface ParsedCallback {
   id: string;
   status: string;
@@ -34,23 +29,28 @@ interface ParsedCallback {
 }
 
 /**
- * Payment-gateway callbacks (integrations.md): each one is stored raw in `payment_events`
- * first (the unique `eventKey` = invoice id + status, and `webhookId`, make copies no-ops),
- * then applied to its billing through BillingPaymentsService (row lock, one transaction).
- * An event whose application failed stays stored with `outcome` null and is applied again by
- * the gateway's retry or by the `retry-callbacks` job.
+ * Payment-gateway callbacks (integrations.md), through the inbound-event pattern
+ * (InboundEventInbox): stored raw in `payment_events` first (the unique `eventKey` = invoice
+ * id + status, and `webhookId`, make copies no-ops), then applied to its billing through
+ * BillingPaymentsService (row lock, one transaction). An event whose application failed stays
+ * stored with `outcome` null and is applied again by the gateway's retry or by the
+ * `retry-callbacks` job.
  */
 @Injectable()
 export class PaymentCallbacksService implements OnModuleInit {
   private readonly logger = new Logger(PaymentCallbacksService.name);
+  private readonly inbox: InboundEventInbox<PaymentEvent>;
+  private readonly apply = (event: PaymentEvent) => this.decide(event);
 
   constructor(
-    @InjectRepository(PaymentEvent) private readonly events: Repository<PaymentEvent>,
+    @InjectRepository(PaymentEvent) events: Repository<PaymentEvent>,
     @InjectRepository(Billing) private readonly billings: Repository<Billing>,
     private readonly payments: BillingPaymentsService,
     private readonly notifications: NotificationsService,
     private readonly jobs: JobRegistry,
-  ) {}
+  ) {
+    this.inbox = new InboundEventInbox(events, PaymentCallbacksService.name);
+  }
 
   onModuleInit(): void {
     this.jobs.register({ name: 'retry-callbacks', run: () => this.retryUnapplied() });
@@ -62,7 +62,7 @@ export class PaymentCallbacksService implements OnModuleInit {
     const hookId = webhookId?.trim() || null;
     if (hookId && hookId.length > 200) throw new BadRequestError('webhook-id header is too long');
 
-    const event = this.events.create({
+    const event = Object.assign(new PaymentEvent(), {
       eventKey: `${parsed.id}:${parsed.status}`,
       webhookId: hookId,
       externalId: parsed.externalId,
@@ -75,95 +75,51 @@ export class PaymentCallbacksService implements OnModuleInit {
       lastError: null,
       appliedAt: null,
     });
-    try {
-      await this.events.insert(event);
-    } catch (e) {
-      if (!isUniqueViolation(e)) throw e;
-      return this.onDuplicate(event.eventKey, hookId);
-    }
-    return this.applyOrFail(event);
+    const received = await this.inbox.receive(event, this.apply).catch((e: unknown) => {
+      throw e instanceof InboundEventNotApplied ? new PaymentCallbackNotAppliedError() : e;
+    });
+    const billingUuid =
+      received.kind === 'duplicate' ? received.event?.billingUuid : received.applied.record?.billingUuid;
+    const outcome =
+      received.kind === 'duplicate' ? 'duplicate' : (received.applied.outcome as PaymentOutcome);
+    return { ...(billingUuid ? { billingUuid } : {}), outcome };
   }
 
   /**
    * `retry-callbacks`: applies stored events that are still unapplied (a failed attempt, or one
    * left behind by a crash), oldest first, a bounded batch per run. Returns how many it applied.
    */
-  async retryUnapplied(): Promise<number> {
-    const due = await this.retryable().orderBy('event.id', 'ASC').take(RETRY_BATCH).getMany();
-    let applied = 0;
-    for (const event of due) {
-      try {
-        await this.apply(event);
-        applied += 1;
-      } catch (e) {
-        await this.recordFailure(event, e);
-      }
-    }
-    return applied;
+  retryUnapplied(): Promise<number> {
+    return this.inbox.retryUnapplied(this.apply);
   }
 
-  /** A copy of a stored event: nothing changes, unless the stored one is still waiting for a retry. */
-  private async onDuplicate(eventKey: string, webhookId: string | null): Promise<PaymentCallbackResult> {
-    const qb = this.events.createQueryBuilder('event').where('event.event_key = :eventKey', { eventKey });
-    if (webhookId) qb.orWhere('event.webhook_id = :webhookId', { webhookId });
-    const existing = await qb.orderBy('event.id', 'ASC').getOne();
-    if (existing && existing.outcome === null && isRetryable(existing)) return this.applyOrFail(existing);
-    return { ...(existing?.billingUuid ? { billingUuid: existing.billingUuid } : {}), outcome: 'duplicate' };
-  }
-
-  private async applyOrFail(event: PaymentEvent): Promise<PaymentCallbackResult> {
-    try {
-      return await this.apply(event);
-    } catch (e) {
-      await this.recordFailure(event, e);
-      throw new PaymentCallbackNotAppliedError();
-    }
-  }
-
-  /** Applies one stored event and records its outcome on the row. */
-  private async apply(event: PaymentEvent): Promise<PaymentCallbackResult> {
-    const { outcome, billing } = await this.decide(event);
+  /** Applies one stored event to its billing; the outcome and the billing are recorded on the event's row. */
+  private async decide(event: PaymentEvent): Promise<Applied<PaymentEvent>> {
+    const billing = event.externalId ? await this.billings.findOneBy({ externalId: event.externalId }) : null;
+    const outcome = billing ? await this.outcomeFor(billing, event) : 'ignored';
     const billingUuid = billing?.uuid ?? null;
-    const qb = this.events
-      .createQueryBuilder()
-      .update(PaymentEvent)
-      .set({
-        outcome,
-        billingUuid,
-        appliedAt: new Date(),
-        lastError: null,
-        attempts: () => 'attempts + 1',
-      })
-      .where('id = :id', { id: event.id });
-    // Only the one caller that changed the billing may overwrite another copy's record.
-    if (outcome !== 'applied') qb.andWhere('outcome IS NULL');
-    await qb.execute();
     if (outcome === 'ignored') {
       this.logger.warn(
         { eventId: event.id, externalId: event.externalId, status: event.status, billingUuid },
         'Payment callback ignored',
       );
     }
-    return { ...(billingUuid ? { billingUuid } : {}), outcome };
+    return { outcome, record: { billingUuid } };
   }
 
-  private async decide(event: PaymentEvent): Promise<{ outcome: PaymentOutcome; billing: Billing | null }> {
-    const billing = event.externalId ? await this.billings.findOneBy({ externalId: event.externalId }) : null;
-    if (!billing) return { outcome: 'ignored', billing: null };
-    if (billing.gatewayInvoiceId && billing.gatewayInvoiceId !== event.gatewayInvoiceId) {
-      return { outcome: 'ignored', billing };
-    }
+  private async outcomeFor(billing: Billing, event: PaymentEvent): Promise<PaymentOutcome> {
+    if (billing.gatewayInvoiceId && billing.gatewayInvoiceId !== event.gatewayInvoiceId) return 'ignored';
     const payload = JSON.parse(event.raw) as Record<string, unknown>;
 
     switch (event.status ?? '') {
       case 'PAID':
       case 'SETTLED':
-        return { outcome: await this.applyPaid(billing, event, payload), billing };
+        return this.applyPaid(billing, event, payload);
       case 'EXPIRED':
-        return { outcome: (await this.payments.expire(billing.id)) ? 'applied' : 'ignored', billing };
+        return (await this.payments.expire(billing.id)) ? 'applied' : 'ignored';
       default:
         // PENDING, or a status this service does not act on: stored, nothing to change.
-        return { outcome: 'ignored', billing };
+        return 'ignored';
     }
   }
 
@@ -208,46 +164,6 @@ export class PaymentCallbacksService implements OnModuleInit {
       (now.gatewayInvoiceId ?? event.gatewayInvoiceId) === event.gatewayInvoiceId;
     return paidByThisInvoice ? 'duplicate' : 'ignored';
   }
-
-  private async recordFailure(event: PaymentEvent, error: unknown): Promise<void> {
-    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    this.logger.error({ err: error, eventId: event.id }, 'Payment callback could not be applied');
-    try {
-      await this.events
-        .createQueryBuilder()
-        .update(PaymentEvent)
-        .set({ lastError: message.slice(0, MAX_ERROR), attempts: () => 'attempts + 1' })
-        .where('id = :id AND outcome IS NULL', { id: event.id })
-        .execute();
-    } catch (e) {
-      // The database may be what failed; the row stays unapplied either way.
-      this.logger.error({ err: e, eventId: event.id }, 'Could not record the failed payment callback');
-    }
-  }
-
-  /** Unapplied events that no request is applying right now. */
-  private retryable() {
-    const cutoff = new Date(Date.now() - IN_FLIGHT_MS);
-    return this.events
-      .createQueryBuilder('event')
-      .where('event.outcome IS NULL')
-      .andWhere(
-        new Brackets((w) => {
-          w.where('event.last_error IS NOT NULL').orWhere('event.created_at < :cutoff', { cutoff });
-        }),
-      );
-  }
-}
-
-function isRetryable(event: PaymentEvent): boolean {
-  return event.lastError !== null || event.createdAt.getTime() < Date.now() - IN_FLIGHT_MS;
-}
-
-function isUniqueViolation(e: unknown): boolean {
-  if (!(e instanceof QueryFailedError)) return false;
-  const err = e as QueryFailedError & { code?: unknown; driverError?: { code?: unknown } };
-  const code = err.driverError?.code ?? err.code;
-  return typeof code === 'string' && UNIQUE_VIOLATION.has(code);
 }
 
 /** The fields the service needs; everything else stays in `raw` as it came. */

@@ -68,22 +68,23 @@ export function detectProofType(content: Buffer): Signature | undefined {
 
 /**
  * The name as stored and served back in `Content-Disposition`: the last path segment, accents
- * dropped, ASCII letters, digits, `.`, `_` and `-` only (runs of anything else become `_`), no leading dots, at most 100 characters, and
- * `proof.<ext>` when nothing is left.
+ * dropped, ASCII letters, digits, `_` and `-` only (runs of anything else become `_`), no
+ * leading `_`/`-`, then one extension: `ext`, the one of the type detected from the content.
+ * Whatever extension the upload claimed is dropped and its other dots become `_`, so a PNG
+ * named `x<script>.html` is stored as `x_script_.png`. At most 100 characters; `proof.<ext>`
+ * when nothing is left.
  */
 export function sanitizeFileName(raw: string | undefined, ext: string): string {
   const base = (raw ?? '').split(/[\\/]/).pop() ?? '';
-  const cleaned = base
+  const dot = base.lastIndexOf('.');
+  const stem = (dot > 0 ? base.slice(0, dot) : base)
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
-    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/[^A-Za-z0-9_-]+/g, '_')
     .replace(/_{2,}/g, '_')
-    .replace(/^[._-]+/, '');
-  if (!cleaned || !/[A-Za-z0-9]/.test(cleaned)) return `proof.${ext}`;
-  if (cleaned.length <= 100) return cleaned;
-  const dot = cleaned.lastIndexOf('.');
-  const suffix = dot > 0 && cleaned.length - dot <= 10 ? cleaned.slice(dot) : '';
-  return cleaned.slice(0, 100 - suffix.length) + suffix;
+    .replace(/^[_-]+/, '');
+  if (!/[A-Za-z0-9]/.test(stem)) return `proof.${ext}`;
+  return `${stem.slice(0, 100 - ext.length - 1)}.${ext}`;
 }
 
 /** Room for the multipart framing, part headers and the few small fields allowed beside the file. */

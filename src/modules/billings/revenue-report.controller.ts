@@ -13,6 +13,13 @@ import { RevenueSummaryDto } from './dto/billing-response.dto';
 export class RevenueReportController {
   constructor(private readonly reports: BillingReportsService) {}
 
+  /**
+   * Revenue report over a period.
+   *
+   * @remarks
+   * superAdmin and accounting. Revenue per period and currency, and billing counts per status, between `from`
+   * and `to`: the same figures as GET /api/v1/admins/billings/summary. 400 for a missing or too long window.
+   */
   @Get('revenue')
   @AdminRoles('superAdmin', 'accounting')
   @ResponseMessage('Revenue report fetched')

@@ -1,5 +1,6 @@
 import { BadRequestException, createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import { OversizedJsonObject } from '../../common/http/oversized-json';
 
 const MAX_DEPTH = 32;
 
@@ -11,6 +12,7 @@ const MAX_DEPTH = 32;
 export const CallbackPayload = createParamDecorator(
   (_data: unknown, ctx: ExecutionContext): Record<string, unknown> => {
     const body = ctx.switchToHttp().getRequest<FastifyRequest>().body;
+    if (body instanceof OversizedJsonObject) throw body.tooManyFields();
     if (!body || typeof body !== 'object' || Array.isArray(body)) {
       throw new BadRequestException('Request body must be a JSON object');
     }

@@ -1,12 +1,12 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Patch, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import { CurrentUser, OwnerAuth, UserAuth } from '../auth/access.decorators';
-import { CompanyScoped } from '../auth/guards/company-ownership.guard';
-import type { User } from '../users/entities/user.entity';
+import { CompanyScoped, OwnedEntity, OwnedResource } from '../auth/guards/company-ownership.guard';
+import { User } from '../users/entities/user.entity';
 import { CompaniesService } from './companies.service';
 import {
   AllowedIpsDto,
@@ -24,7 +24,6 @@ import {
   UsageDto,
 } from './dto/company-response.dto';
 import { MembersService } from './members.service';
-import { uuidPipe } from '../../common/validation/uuid-param.pipe';
 
 /**
  * The caller's own company. Every route is behind @CompanyScoped(): `:companyUuid` must be the
@@ -41,6 +40,13 @@ export class CompaniesController {
     private readonly members: MembersService,
   ) {}
 
+  /**
+   * Read the caller's company.
+   *
+   * @remarks
+   * Any active user of the company. Returns the company with its subscription, quota, relayStatus and
+   * relayUsername. 403 when `companyUuid` is another company's.
+   */
   @Get()
   @UserAuth()
   @CompanyScoped()
@@ -50,6 +56,13 @@ export class CompaniesController {
     return this.companies.get(user.companyId);
   }
 
+  /**
+   * Update the company's profile.
+   *
+   * @remarks
+   * Owner only. Changes the fields given among the name, legal name, tax id, address, city, country, phone
+   * and website. 403 for a member who is not an owner, or for another company's `companyUuid`.
+   */
   @Patch()
   @OwnerAuth()
   @CompanyScoped()
@@ -60,6 +73,14 @@ export class CompaniesController {
     return this.companies.update(user.companyId, dto);
   }
 
+  /**
+   * Read the company's sending usage.
+   *
+   * @remarks
+   * Any active user of the company. Returns the quota, used and remaining counts of the current period with
+   * its start and end, and a count per day between `from` and `to`. A company that never paid has 0, 0, 0 and
+   * no period dates. 400 when `from` is after `to`.
+   */
   @Get('usage')
   @UserAuth()
   @CompanyScoped()
@@ -70,6 +91,13 @@ export class CompaniesController {
     return this.companies.usage(user.companyId, query);
   }
 
+  /**
+   * Generate a new SMTP relay password.
+   *
+   * @remarks
+   * Owner only. Returns the relay username and a new password, shown only this once: store it now. The old
+   * password stops working at once.
+   */
   @Post('relay-password')
   @OwnerAuth()
   @CompanyScoped()
@@ -80,6 +108,13 @@ export class CompaniesController {
     return this.companies.resetRelayPassword(user.companyId);
   }
 
+  /**
+   * Replace the company's allowed IP list.
+   *
+   * @remarks
+   * Owner only. `ips` is the whole new list of addresses allowed to relay the company's mail: at most 50 IPv4
+   * or IPv6 addresses or CIDR ranges. 400 for an invalid entry or too many.
+   */
   @Put('allowed-ips')
   @OwnerAuth()
   @CompanyScoped()
@@ -90,6 +125,13 @@ export class CompaniesController {
     return this.companies.setAllowedIps(user.companyId, dto);
   }
 
+  /**
+   * List the company's members.
+   *
+   * @remarks
+   * Any active user of the company. Paged, with each member's role (owner or member), status, e-mail
+   * verification, last login and contact.
+   */
   @Get('users')
   @UserAuth()
   @CompanyScoped()
@@ -100,6 +142,14 @@ export class CompaniesController {
     return this.members.list(user.company, query);
   }
 
+  /**
+   * Invite a member to the company.
+   *
+   * @remarks
+   * Owner only. Creates the member as `pending` and e-mails an invitation, to be accepted with POST
+   * /api/v1/users/accept-invite: 201. Inviting a pending member's address again sends the invitation again:
+   * 200. 409 when the address belongs to a user of another company, or to a member who has already joined.
+   */
   @Post('users')
   @OwnerAuth()
   @CompanyScoped()
@@ -117,17 +167,22 @@ export class CompaniesController {
     return member;
   }
 
+  /**
+   * Remove a member from the company.
+   *
+   * @remarks
+   * Owner only. 409 when the member is the company's last owner; 404 when no member of the company has this
+   * uuid.
+   */
   @Delete('users/:userUuid')
   @OwnerAuth()
   @CompanyScoped()
+  @OwnedResource(User, 'User not found', { param: 'userUuid' })
   @ResponseMessage('Member removed')
   @ApiEnvelope()
-  @ApiErrors(400, 404, 409)
-  async removeMember(
-    @CurrentUser() user: User,
-    @Param('userUuid', uuidPipe) userUuid: string,
-  ): Promise<object> {
-    await this.members.remove(user.company, userUuid);
+  @ApiErrors(409)
+  async removeMember(@OwnedEntity('userUuid') member: User): Promise<object> {
+    await this.members.remove(member);
     return {};
   }
 }

@@ -1,11 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { Between, In, Repository } from 'typeorm';
 import { BadRequestError, NotFoundError } from '../../common/errors/domain-error';
 import { PasswordService } from '../auth/password.service';
-import { Package } from '../packages/entities/package.entity';
-import { utcDayOf } from './date-filter';
+import { NotificationRecipients } from '../notifications/notification-recipients';
+import { PackageReferences } from '../packages/package-references';
+import { PackagesService } from '../packages/packages.service';
+import { utcDayOf } from '../../common/validation/date-filter';
 import { normalizeAllowedIps } from './allowed-ips';
 import { AllowedIpsDto, UpdateCompanyDto, UsageQueryDto } from './dto/company-requests.dto';
 import {
@@ -26,13 +28,37 @@ const DEFAULT_USAGE_DAYS = 30;
 
 /** The customer side of the company area; the admin side reuses `view` and `resetRelayPassword`. */
 @Injectable()
-export class CompaniesService {
+export class CompaniesService implements OnModuleInit {
   constructor(
     @InjectRepository(Company) private readonly companies: Repository<Company>,
     @InjectRepository(CompanyUsageDay) private readonly usageDays: Repository<CompanyUsageDay>,
-    @InjectRepository(Package) private readonly packages: Repository<Package>,
+    private readonly packages: PackagesService,
+    private readonly packageReferences: PackageReferences,
     private readonly passwords: PasswordService,
+    private readonly recipients: NotificationRecipients,
   ) {}
+
+  /** Tells the packages area which packages companies have (it cannot import this area). */
+  onModuleInit(): void {
+    this.packageReferences.addUsageCheck((pkg) =>
+      this.companies.exists({ where: { packageUuid: pkg.uuid } }),
+    );
+    this.packageReferences.setCompaniesCounter((uuids) => this.countByPackage(uuids));
+    // And the notifications area which companies a broadcast names (it cannot import this area either).
+    this.recipients.setCompanyLookup((uuids) => this.idsOf(uuids));
+  }
+
+  /** How many companies have each of these packages. */
+  async countByPackage(uuids: string[]): Promise<Map<string, number>> {
+    const rows = await this.companies
+      .createQueryBuilder('company')
+      .select('company.package_uuid', 'packageUuid')
+      .addSelect('COUNT(*)', 'count')
+      .where({ packageUuid: In(uuids) })
+      .groupBy('company.package_uuid')
+      .getRawMany<{ packageUuid: string; count: string | number }>();
+    return new Map(rows.map((r) => [r.packageUuid, Number(r.count)]));
+  }
 
   async get(companyId: number): Promise<CompanyDto> {
     return this.view(await this.find(companyId));
@@ -41,14 +67,7 @@ export class CompaniesService {
   /** The API view of companies, with their package names read in one query. */
   async viewAll(companies: Company[]): Promise<CompanyDto[]> {
     const uuids = [...new Set(companies.map((c) => c.packageUuid).filter((u): u is string => !!u))];
-    const names = new Map<string, string>();
-    if (uuids.length) {
-      const found = await this.packages.find({
-        where: { uuid: In(uuids) },
-        select: { uuid: true, name: true },
-      });
-      for (const p of found) names.set(p.uuid, p.name);
-    }
+    const names = await this.packages.namesOf(uuids);
     return companies.map((c) =>
       CompanyDto.from(c, c.packageUuid ? (names.get(c.packageUuid) ?? null) : null),
     );
@@ -133,6 +152,18 @@ export class CompaniesService {
     const ips = normalizeAllowedIps(dto.ips);
     await this.companies.update({ id: companyId }, { allowedIps: ips });
     return { ips };
+  }
+
+  /** Id and uuid of the known companies among `uuids` (unknown ones are left out). */
+  idsOf(uuids: string[]): Promise<Array<{ id: number; uuid: string }>> {
+    return this.companies.find({ where: { uuid: In(uuids) }, select: { id: true, uuid: true } });
+  }
+
+  /** The id of the company an admin names by uuid: 404 when there is none. */
+  async idOf(companyUuid: string): Promise<number> {
+    const company = await this.companies.findOne({ where: { uuid: companyUuid }, select: { id: true } });
+    if (!company) throw new NotFoundError('Company not found');
+    return company.id;
   }
 
   private async find(companyId: number): Promise<Company> {

@@ -14,8 +14,9 @@ export interface SuspensionNotice {
 
 /**
  * Who hears of a suspension, whatever suspended the company (an admin, the spam threshold):
- * its users, by notification and e-mail, and every admin and superAdmin admin. Written in the
- * caller's transaction.
+ * its users, by notification and e-mail, and every admin and superAdmin admin. The rows are
+ * written in the caller's transaction (`em`, from TransactionService.run); the e-mails leave
+ * only after it commits and not at all if it rolls back.
  */
 export async function announceSuspension(
   notifications: NotificationsService,

@@ -36,7 +36,14 @@ export class HealthController {
     private readonly mail: MailService,
   ) {}
 
-  /** Readiness: the database answers. 503 when it does not. */
+  /**
+   * Readiness probe.
+   *
+   * @remarks
+   * Public and not rate limited. 200 when the database answers within 2 seconds, with the state of the
+   * database, the clean-log index and the mail transport (SMTP, or the log when SMTP_URL is unset); 503 when
+   * the database is down.
+   */
   @Get()
   @ResponseMessage('Service is healthy')
   @ApiEnvelope(HealthDto)
@@ -46,7 +53,13 @@ export class HealthController {
     return { status: 'ok', checks: { database: 'up', index: 'sql', mail: this.mail.mode } };
   }
 
-  /** Liveness: no I/O at all (the benchmarks' ceiling route). */
+  /**
+   * Liveness probe.
+   *
+   * @remarks
+   * Public and not rate limited. Always 200 with `status` ok, and no I/O at all: it only shows that the
+   * process serves requests.
+   */
   @Get('live')
   @ResponseMessage('Service is alive')
   @ApiEnvelope(LiveDto)

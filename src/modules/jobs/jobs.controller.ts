@@ -13,6 +13,14 @@ import { JobsService } from './jobs.service';
 export class JobsController {
   constructor(private readonly jobs: JobsService) {}
 
+  /**
+   * Run scheduled jobs now.
+   *
+   * @remarks
+   * superAdmin only. Runs the job named by `job`, or every job when none is given, under the same one-replica
+   * lock as the scheduler, and returns one item per job run with its outcome, the number of rows affected and
+   * the time taken. 400 for an unknown job name.
+   */
   @Get()
   @AdminRoles('superAdmin')
   @ResponseMessage('Jobs run')

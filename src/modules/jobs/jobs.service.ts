@@ -1,11 +1,9 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { CronExpression, SchedulerRegistry } from '@nestjs/schedule';
 import { CronJob } from 'cron';
-import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { DataSource } from 'typeorm';
 import { BadRequestError } from '../../common/errors/domain-error';
-import { TransactionService } from '../../database/transaction.service';
+import { SqlDialect } from '../../database/sql-dialect';
 import { JobRunDto } from './dto/job-response.dto';
 import { JobRegistry } from './job-registry';
 
@@ -21,14 +19,6 @@ export const JOB_CADENCE: Readonly<Record<string, string>> = {
 /** For a job missing from the table. */
 export const DEFAULT_JOB_CADENCE = CronExpression.EVERY_HOUR;
 
-/** First key of our advisory locks ("rela"), so they never meet another application's on the same database. */
-export const JOB_LOCK_NAMESPACE = 0x72656c61;
-
-/** Second key of a job's advisory lock: a stable 32-bit integer from its name. */
-export function jobLockKey(name: string): number {
-  return createHash('sha256').update(name).digest().readInt32BE(0);
-}
-
 /** The name of a job's cron in the SchedulerRegistry. */
 export const cronNameOf = (job: string): string => `job:${job}`;
 
@@ -36,21 +26,9 @@ export const cronNameOf = (job: string): string => `job:${job}`;
 const SHUTDOWN_WAIT_MS = 10_000;
 
 /**
- * TypeORM's PostgresQueryRunner (0.3) releases its pg client with an error through this
- * method, which makes the pool destroy the client (and so end the session and its locks).
- */
-interface ReleasableWithError {
-  releasePostgresConnection(err: unknown): Promise<void>;
-}
-
-type LockRow = { locked: boolean };
-type LockOutcome = { skipped: true } | { skipped: false; affected: number };
-
-/**
- * Schedules every registered job and runs jobs on one replica at a time: on PostgreSQL a
- * session advisory lock per job, taken and released on one dedicated connection; a replica
- * that finds the lock held skips the run (not a failure). SQLite is one process's file, so
- * there the lock is a no-op; within a process a job never overlaps itself on either database.
+ * Schedules every registered job and runs jobs on one replica at a time: each run holds the
+ * database lock named after its job (SqlDialect.withNamedLock); a replica that finds the lock
+ * held skips the run (not a failure). Within a process a job never overlaps itself.
  */
 @Injectable()
 export class JobsService implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -60,8 +38,7 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
   constructor(
     private readonly registry: JobRegistry,
     private readonly scheduler: SchedulerRegistry,
-    private readonly dataSource: DataSource,
-    private readonly transactions: TransactionService,
+    private readonly dialect: SqlDialect,
   ) {}
 
   /** After every module's onModuleInit, so every area has registered its jobs. */
@@ -119,13 +96,13 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
 
     const run = (async (): Promise<JobRunDto> => {
       try {
-        const outcome = await this.underLock(name, () => this.registry.get(name)!.run());
-        if (outcome.skipped) {
+        const outcome = await this.dialect.withNamedLock(name, () => this.registry.get(name)!.run());
+        if (!outcome.acquired) {
           this.logger.debug(`Job ${name} skipped: it is running on another replica`);
           return result(true, 0, true);
         }
-        if (outcome.affected) this.logger.log(`Job ${name} changed ${outcome.affected}`);
-        return result(true, outcome.affected, false);
+        if (outcome.result) this.logger.log(`Job ${name} changed ${outcome.result}`);
+        return result(true, outcome.result, false);
       } catch (err: unknown) {
         this.logger.error({ err, job: name }, `Job ${name} failed`);
         return result(false, 0, false);
@@ -135,34 +112,5 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
     })();
     this.running.set(name, run);
     return run;
-  }
-
-  private async underLock(name: string, work: () => Promise<number>): Promise<LockOutcome> {
-    if (!this.transactions.isPostgres) return { skipped: false, affected: await work() };
-
-    // A session-level lock belongs to one connection: lock and unlock on the same one.
-    const runner = this.dataSource.createQueryRunner();
-    const keys = [JOB_LOCK_NAMESPACE, jobLockKey(name)];
-    let unlockError: unknown;
-    try {
-      await runner.connect();
-      const rows = (await runner.query('SELECT pg_try_advisory_lock($1, $2) AS locked', keys)) as LockRow[];
-      if (!rows[0]?.locked) return { skipped: true };
-      try {
-        return { skipped: false, affected: await work() };
-      } finally {
-        try {
-          await runner.query('SELECT pg_advisory_unlock($1, $2)', keys);
-        } catch (err: unknown) {
-          unlockError = err;
-          this.logger.error({ err, job: name }, `Job ${name}: advisory unlock failed`);
-        }
-      }
-    } finally {
-      // A connection that may still hold the lock is destroyed, never handed back to the pool.
-      if (unlockError)
-        await (runner as unknown as ReleasableWithError).releasePostgresConnection(unlockError);
-      else await runner.release();
-    }
   }
 }

@@ -1,19 +1,20 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { Admin } from '../admins/entities/admin.entity';
-import { Company } from '../companies/entities/company.entity';
-import { User } from '../users/entities/user.entity';
 import { Notification } from './entities/notification.entity';
+import { NotificationRecipients } from './notification-recipients';
 import { NotificationsAdminController } from './notifications-admin.controller';
 import { NotificationsController } from './notifications.controller';
 import { NotificationsService } from './notifications.service';
 
-/** Global: every area raises notifications for its own events. */
+/**
+ * Global: every area raises notifications for its own events. The users, admins and companies
+ * areas register on NotificationRecipients who the notifications go to.
+ */
 @Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([Notification, User, Admin, Company])],
+  imports: [TypeOrmModule.forFeature([Notification])],
   controllers: [NotificationsController, NotificationsAdminController],
-  providers: [NotificationsService],
-  exports: [NotificationsService],
+  providers: [NotificationRecipients, NotificationsService],
+  exports: [NotificationRecipients, NotificationsService],
 })
 export class NotificationsModule {}

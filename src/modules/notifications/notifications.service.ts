@@ -1,17 +1,16 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { EntityManager, In, IsNull, Repository } from 'typeorm';
+import { EntityManager, IsNull, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { BadRequestError, NotFoundError } from '../../common/errors/domain-error';
+import { BadRequestError } from '../../common/errors/domain-error';
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { parseSort } from '../../common/pagination/sort';
 import { TransactionService } from '../../database/transaction.service';
-import { AdminRoleName } from '../admins/entities/admin-role.entity';
-import { Admin } from '../admins/entities/admin.entity';
-import { Company } from '../companies/entities/company.entity';
+import type { AdminRoleName } from '../admins/entities/admin-role.entity';
+import type { Admin } from '../admins/entities/admin.entity';
 import { MailService } from '../mail/mail.service';
-import { User } from '../users/entities/user.entity';
+import type { User } from '../users/entities/user.entity';
 import {
   BroadcastDto,
   ListNotificationsQueryDto,
@@ -24,6 +23,7 @@ import {
   UnreadCountDto,
 } from './dto/notification-response.dto';
 import { Notification, NotificationType } from './entities/notification.entity';
+import { NotificationRecipients } from './notification-recipients';
 
 export interface NotificationContent {
   type: NotificationType;
@@ -31,7 +31,10 @@ export interface NotificationContent {
   body: string;
   /** Small JSON with links to the resource, e.g. `{ billingUuid }`. */
   data?: Record<string, unknown>;
-  /** Also e-mail it to each recipient (after the rows are written; a failed send is only logged). */
+  /**
+   * Also e-mail it to each recipient: once the rows are committed (after the caller's
+   * transaction when `em` is one, never if it rolls back); a failed send is only logged.
+   */
   email?: boolean;
   /** Front-end path for the e-mail's link. */
   link?: string;
@@ -67,7 +70,8 @@ const EMAIL_CONCURRENCY = 5;
 /**
  * Creates notifications for users and admins (one row per recipient) and e-mails the ones
  * worth it. Other areas call these methods when their events happen; pass the transaction's
- * EntityManager when the notification must stand or fall with the change that caused it.
+ * EntityManager (of TransactionService.run) when the notification must stand or fall with the
+ * change that caused it: its e-mails then leave only once that transaction has committed.
  */
 @Injectable()
 export class NotificationsService {
@@ -75,9 +79,7 @@ export class NotificationsService {
 
   constructor(
     @InjectRepository(Notification) private readonly notifications: Repository<Notification>,
-    @InjectRepository(User) private readonly users: Repository<User>,
-    @InjectRepository(Admin) private readonly admins: Repository<Admin>,
-    @InjectRepository(Company) private readonly companies: Repository<Company>,
+    private readonly recipients: NotificationRecipients,
     private readonly transactions: TransactionService,
     private readonly mail: MailService,
   ) {}
@@ -88,10 +90,7 @@ export class NotificationsService {
     content: NotificationContent,
     em?: EntityManager,
   ): Promise<number> {
-    const users = await (em?.getRepository(User) ?? this.users).find({
-      where: { companyId, status: 'active' },
-      select: { id: true, email: true },
-    });
+    const users = await this.recipients.users.activeOfCompany(companyId, em);
     return this.deliver(
       users.map((u) => ({ userId: u.id, email: u.email })),
       content,
@@ -105,13 +104,7 @@ export class NotificationsService {
     content: NotificationContent,
     em?: EntityManager,
   ): Promise<number> {
-    const admins = await (em?.getRepository(Admin) ?? this.admins)
-      .createQueryBuilder('admin')
-      .innerJoin('admin.role', 'role')
-      .select(['admin.id', 'admin.email'])
-      .where('admin.is_active = :active', { active: true })
-      .andWhere('role.name IN (:...roles)', { roles: [...roles] })
-      .getMany();
+    const admins = await this.recipients.admins.activeWithRoles(roles, em);
     return this.deliver(
       admins.map((a) => ({ adminId: a.id, email: a.email })),
       content,
@@ -121,10 +114,7 @@ export class NotificationsService {
 
   async notifyUsers(userIds: number[], content: NotificationContent, em?: EntityManager): Promise<number> {
     if (!userIds.length) return 0;
-    const users = await (em?.getRepository(User) ?? this.users).find({
-      where: { id: In(userIds) },
-      select: { id: true, email: true },
-    });
+    const users = await this.recipients.users.withIds(userIds, em);
     return this.deliver(
       users.map((u) => ({ userId: u.id, email: u.email })),
       content,
@@ -151,7 +141,8 @@ export class NotificationsService {
       }),
     );
     for (let i = 0; i < rows.length; i += 200) await repo.save(rows.slice(i, i + 200));
-    if (content.email) this.emailLater(recipients, content);
+    // Inside a transaction the e-mails wait for its commit, and a rollback cancels them.
+    if (content.email) this.transactions.afterCommit(em, () => this.emailLater(recipients, content));
     return rows.length;
   }
 
@@ -213,13 +204,13 @@ export class NotificationsService {
     return { count: await this.unreadCount(this.recipientOf(owner)) };
   }
 
-  /** Marks one of the owner's notifications read (once: a second call keeps the first time). Another's is a 404. */
-  async markRead(owner: NotificationOwner, uuid: string): Promise<NotificationDto> {
-    const where = { uuid, ...this.recipientOf(owner) };
-    const found = await this.notifications.findOne({ where, select: { id: true } });
-    if (!found) throw new NotFoundError('Notification not found');
-    await this.notifications.update({ id: found.id, readAt: IsNull() }, { readAt: new Date() });
-    return this.toDto(await this.notifications.findOneByOrFail({ id: found.id }), owner);
+  /**
+   * Marks one of the owner's notifications read (once: a second call keeps the first time). The
+   * ownership guard loaded it (another's is a 404 there).
+   */
+  async markRead(owner: NotificationOwner, notification: Pick<Notification, 'id'>): Promise<NotificationDto> {
+    await this.notifications.update({ id: notification.id, readAt: IsNull() }, { readAt: new Date() });
+    return this.toDto(await this.notifications.findOneByOrFail({ id: notification.id }), owner);
   }
 
   async markAllRead(owner: NotificationOwner): Promise<ReadAllDto> {
@@ -230,10 +221,9 @@ export class NotificationsService {
     return { updated: result.affected ?? 0 };
   }
 
-  /** Deletes one of the owner's notifications; another's is a 404 (its existence is not revealed). */
-  async remove(owner: NotificationOwner, uuid: string): Promise<void> {
-    const result = await this.notifications.delete({ uuid, ...this.recipientOf(owner) });
-    if (!result.affected) throw new NotFoundError('Notification not found');
+  /** Deletes one of the owner's notifications, loaded by the ownership guard (another's is a 404 there). */
+  async remove(notification: Pick<Notification, 'id'>): Promise<void> {
+    await this.notifications.delete({ id: notification.id });
   }
 
   /**
@@ -254,15 +244,10 @@ export class NotificationsService {
     const recipients = await this.transactions.run(async (em) => {
       let written = 0;
       for (let lastId = 0; ;) {
-        const qb = em
-          .getRepository(User)
-          .createQueryBuilder('user')
-          .select(['user.id', 'user.email'])
-          .where("user.status = 'active'")
-          .andWhere('user.id > :lastId', { lastId });
-        if (companyIds) qb.andWhere('user.company_id IN (:...companyIds)', { companyIds });
-        else qb.innerJoin('user.company', 'company').andWhere("company.status = 'active'");
-        const users = await qb.orderBy('user.id', 'ASC').limit(BROADCAST_BATCH).getMany();
+        const users = await this.recipients.users.activeBatch(
+          { companyIds, afterId: lastId, limit: BROADCAST_BATCH },
+          em,
+        );
         if (!users.length) return written;
         await em
           .createQueryBuilder()
@@ -281,7 +266,7 @@ export class NotificationsService {
 
   /** Internal ids of the companies; unknown uuids are a 400 that names them. */
   private async companyIds(uuids: string[]): Promise<number[]> {
-    const found = await this.companies.find({ where: { uuid: In(uuids) }, select: { id: true, uuid: true } });
+    const found = await this.recipients.companyIds(uuids);
     const known = new Set(found.map((c) => c.uuid));
     const unknown = uuids.filter((u) => !known.has(u));
     if (unknown.length) throw new BadRequestError(`Unknown companies: ${unknown.join(', ')}`);

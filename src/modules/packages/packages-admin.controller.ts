@@ -14,6 +14,12 @@ import { uuidPipe } from '../../common/validation/uuid-param.pipe';
 export class PackagesAdminController {
   constructor(private readonly packages: PackagesService) {}
 
+  /**
+   * List packages.
+   *
+   * @remarks
+   * Every admin role. Paged, each with `companiesCount`; filtered by `isActive` and `isPublic`.
+   */
   @Get()
   @AdminRoles()
   @ResponseMessage('Packages fetched')
@@ -23,6 +29,13 @@ export class PackagesAdminController {
     return this.packages.list(query);
   }
 
+  /**
+   * Create a package.
+   *
+   * @remarks
+   * superAdmin and accounting. A package is a monthly sending quota with its price (see the body schema);
+   * answers 201. 409 when the name is taken.
+   */
   @Post()
   @AdminRoles('superAdmin', 'accounting')
   @ResponseMessage('Package created')
@@ -32,6 +45,13 @@ export class PackagesAdminController {
     return this.packages.create(dto);
   }
 
+  /**
+   * Read one package.
+   *
+   * @remarks
+   * Every admin role. The package, archived or not, public or not, with `companiesCount`. 404 when no package
+   * has this uuid; 400 for a malformed uuid.
+   */
   @Get(':uuid')
   @AdminRoles()
   @ResponseMessage('Package fetched')
@@ -41,6 +61,13 @@ export class PackagesAdminController {
     return this.packages.get(uuid);
   }
 
+  /**
+   * Update a package.
+   *
+   * @remarks
+   * superAdmin and accounting. A price change applies to billings created afterwards, never to existing ones.
+   * 409 when the new name is taken; 404 when no package has this uuid.
+   */
   @Patch(':uuid')
   @AdminRoles('superAdmin', 'accounting')
   @ResponseMessage('Package updated')
@@ -50,6 +77,14 @@ export class PackagesAdminController {
     return this.packages.update(uuid, dto);
   }
 
+  /**
+   * Delete a package, or archive it when it is in use.
+   *
+   * @remarks
+   * superAdmin and accounting. A package that a company or a billing uses is archived (no longer sold) and
+   * the result says `archived`; an unused one is deleted and the result says `deleted`. 404 when no package
+   * has this uuid.
+   */
   @Delete(':uuid')
   @AdminRoles('superAdmin', 'accounting')
   @ResponseMessage('Package removed')

@@ -1,15 +1,14 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { Billing } from '../billings/entities/billing.entity';
-import { Company } from '../companies/entities/company.entity';
 import { Package } from './entities/package.entity';
 import { PackagesAdminController } from './packages-admin.controller';
+import { PackageReferences } from './package-references';
 import { PackagesService } from './packages.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Package, Company, Billing])],
+  imports: [TypeOrmModule.forFeature([Package])],
   controllers: [PackagesAdminController],
-  providers: [PackagesService],
-  exports: [PackagesService],
+  providers: [PackageReferences, PackagesService],
+  exports: [PackageReferences, PackagesService],
 })
 export class PackagesModule {}

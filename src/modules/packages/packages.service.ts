@@ -1,11 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { In, QueryFailedError, Repository } from 'typeorm';
+import { EntityManager, In, QueryFailedError, Repository } from 'typeorm';
 import { ConflictError, NotFoundError } from '../../common/errors/domain-error';
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { parseSort } from '../../common/pagination/sort';
-import { Billing } from '../billings/entities/billing.entity';
-import { Company } from '../companies/entities/company.entity';
 import {
   CreatePackageDto,
   DEFAULT_DURATION_DAYS,
@@ -15,6 +13,7 @@ import {
 } from './dto/package-requests.dto';
 import { AdminPackageDto, PackageDeletedDto, PackageDto } from './dto/package-response.dto';
 import { Package } from './entities/package.entity';
+import { PackageReferences } from './package-references';
 import { containsPattern } from '../../common/search';
 
 const NOT_FOUND = 'Package not found';
@@ -24,8 +23,7 @@ const NAME_TAKEN = 'A package with this name already exists';
 export class PackagesService {
   constructor(
     @InjectRepository(Package) private readonly packages: Repository<Package>,
-    @InjectRepository(Company) private readonly companies: Repository<Company>,
-    @InjectRepository(Billing) private readonly billings: Repository<Billing>,
+    private readonly references: PackageReferences,
   ) {}
 
   /** What customers may buy: active and public, cheapest first. */
@@ -58,7 +56,7 @@ export class PackagesService {
       .skip(skipFor(q.page, q.limit))
       .take(q.limit)
       .getManyAndCount();
-    const counts = await this.companiesCounts(rows.map((p) => p.uuid));
+    const counts = await this.references.companiesPerPackage(rows.map((p) => p.uuid));
     return toPage(
       rows.map((p) => AdminPackageDto.withCount(p, counts.get(p.uuid) ?? 0)),
       total,
@@ -69,7 +67,7 @@ export class PackagesService {
 
   async get(uuid: string): Promise<AdminPackageDto> {
     const pkg = await this.find(uuid);
-    const counts = await this.companiesCounts([pkg.uuid]);
+    const counts = await this.references.companiesPerPackage([pkg.uuid]);
     return AdminPackageDto.withCount(pkg, counts.get(pkg.uuid) ?? 0);
   }
 
@@ -116,7 +114,7 @@ export class PackagesService {
    */
   async remove(uuid: string): Promise<PackageDeletedDto> {
     const pkg = await this.find(uuid);
-    if (!(await this.inUse(pkg))) {
+    if (!(await this.references.inUse(pkg))) {
       try {
         await this.packages.delete({ id: pkg.id });
         return { deleted: true, archived: false };
@@ -128,23 +126,28 @@ export class PackagesService {
     return { deleted: false, archived: true };
   }
 
-  private async inUse(pkg: Package): Promise<boolean> {
-    return (
-      (await this.companies.exists({ where: { packageUuid: pkg.uuid } })) ||
-      (await this.billings.exists({ where: { packageId: pkg.id } }))
-    );
+  /** A package by uuid, whatever its state, or null; read in the caller's transaction when given one. */
+  findByUuid(uuid: string, em?: EntityManager): Promise<Package | null> {
+    return (em?.getRepository(Package) ?? this.packages).findOne({ where: { uuid } });
   }
 
-  private async companiesCounts(uuids: string[]): Promise<Map<string, number>> {
+  /** The names of the packages with these uuids, in one query. */
+  async namesOf(uuids: string[]): Promise<Map<string, string>> {
     if (!uuids.length) return new Map();
-    const rows = await this.companies
-      .createQueryBuilder('company')
-      .select('company.package_uuid', 'packageUuid')
-      .addSelect('COUNT(*)', 'count')
-      .where({ packageUuid: In(uuids) })
-      .groupBy('company.package_uuid')
-      .getRawMany<{ packageUuid: string; count: string | number }>();
-    return new Map(rows.map((r) => [r.packageUuid, Number(r.count)]));
+    const found = await this.packages.find({
+      where: { uuid: In(uuids) },
+      select: { uuid: true, name: true },
+    });
+    return new Map(found.map((p) => [p.uuid, p.name]));
+  }
+
+  /** The uuid of a package by id, read in the caller's transaction when given one. */
+  async uuidOf(packageId: number, em?: EntityManager): Promise<string> {
+    const pkg = await (em?.getRepository(Package) ?? this.packages).findOneOrFail({
+      where: { id: packageId },
+      select: { id: true, uuid: true },
+    });
+    return pkg.uuid;
   }
 
   private async assertNameFree(name: string, exceptId?: number): Promise<void> {

@@ -13,7 +13,16 @@ import { PaymentGatewayService } from './payment-gateway.service';
 export class PaymentGatewayController {
   constructor(private readonly payments: PaymentGatewayService) {}
 
-  /** Creates the gateway invoice of a `pending` gateway billing, or returns the one already created. */
+  /**
+   * Create, or fetch, the payment gateway invoice of a billing.
+   *
+   * @remarks
+   * Owner only. For a `pending` billing paid through the gateway: creates its invoice at the payment gateway
+   * and returns the payment URL, invoice id and expiry, or returns the invoice already created. 409 for a
+   * billing paid by manual transfer, an expired one, or one in any other status than pending; 404 for an
+   * unknown uuid or another company's billing; 503 when the payment gateway is not configured; 502 when the
+   * gateway refuses or fails; 504 when it does not answer in time.
+   */
   @Post()
   @HttpCode(200)
   @OwnerAuth()

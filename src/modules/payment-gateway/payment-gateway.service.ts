@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { IsNull, Repository } from 'typeorm';
 import { ConflictError, NotFoundError } from '../../common/errors/domain-error';
 import { AppConfig } from '../../config/app-config';
-import { Billing } from '../billings/entities/billing.entity';
+import { assertGatewayPayable, isGatewayPayable } from '../billings/billing-state';
+import { BillingsService } from '../billings/billings.service';
+import type { Billing } from '../billings/entities/billing.entity';
 import type { User } from '../users/entities/user.entity';
 import { PaymentInvoiceDto } from './dto/payment-invoice-response.dto';
 import { PaymentGatewayClient } from './payment-gateway.client';
@@ -21,7 +21,7 @@ export class PaymentGatewayService {
   private readonly inFlight = new Map<string, Promise<PaymentInvoiceDto>>();
 
   constructor(
-    @InjectRepository(Billing) private readonly billings: Repository<Billing>,
+    private readonly billings: BillingsService,
     private readonly client: PaymentGatewayClient,
     private readonly config: AppConfig,
   ) {}
@@ -37,17 +37,18 @@ export class PaymentGatewayService {
   }
 
   private async loadOrCreate(user: User, billingUuid: string): Promise<PaymentInvoiceDto> {
-    const billing = await this.billings.findOneBy({ uuid: billingUuid, companyId: user.companyId });
+    const billing = await this.billings.findOfCompany(user.companyId, billingUuid);
     if (!billing) throw new NotFoundError('Billing not found');
-    assertPayable(billing);
+    assertGatewayPayable(billing);
     return storedInvoice(billing) ?? this.create(billing, user.email);
   }
 
   private async create(billing: Billing, payerEmail: string): Promise<PaymentInvoiceDto> {
-    // The invoice never outlives the billing: a payment after the billing expired could not be applied.
-    const secondsLeft = Math.floor((billing.expiresAt.getTime() - Date.now()) / 1000);
-    if (secondsLeft < 1) throw new ConflictError('Cannot pay a billing that has expired');
-    const invoiceDuration = Math.min(this.config.env.PAYMENT_INVOICE_DURATION, secondsLeft);
+    if (billing.expiresAt.getTime() <= Date.now()) {
+      throw new ConflictError('Cannot pay a billing that has expired');
+    }
+    // integrations.md: the invoice lasts PAYMENT_INVOICE_DURATION, exactly.
+    const invoiceDuration = this.config.env.PAYMENT_INVOICE_DURATION;
 
     const invoice = await this.client.createInvoice({
       externalId: billing.externalId,
@@ -59,33 +60,28 @@ export class PaymentGatewayService {
     });
     const expiresAt = invoice.expiresAt ?? new Date(Date.now() + invoiceDuration * 1000);
 
-    const result = await this.billings.update(
-      { id: billing.id, gatewayInvoiceId: IsNull(), status: 'pending' },
-      { gatewayInvoiceId: invoice.id, paymentUrl: invoice.invoiceUrl, gatewayExpiresAt: expiresAt },
-    );
-    if (result.affected === 1) {
+    // The invoice never outlives the billing: a payment made through it must still be applicable,
+    // so a billing due earlier stays payable until its invoice expires.
+    const stored = await this.billings.attachGatewayInvoice(billing.id, {
+      gatewayInvoiceId: invoice.id,
+      paymentUrl: invoice.invoiceUrl,
+      gatewayExpiresAt: expiresAt,
+      expiresAt: new Date(Math.max(billing.expiresAt.getTime(), expiresAt.getTime())),
+    });
+    if (stored) {
       return { paymentUrl: invoice.invoiceUrl, gatewayInvoiceId: invoice.id, expiresAt };
     }
 
     // Another replica stored its invoice first, or the billing stopped being pending meanwhile.
-    const current = await this.billings.findOneByOrFail({ id: billing.id });
+    const current = await this.billings.reload(billing.id);
     this.logger.warn(
       { billingUuid: billing.uuid, unusedInvoiceId: invoice.id },
       'Gateway invoice not stored: the billing changed while it was being created',
     );
-    const stored = storedInvoice(current);
-    if (stored && current.status === 'pending') return stored;
-    assertPayable(current);
+    const theirs = storedInvoice(current);
+    if (theirs && isGatewayPayable(current)) return theirs;
+    assertGatewayPayable(current);
     throw new ConflictError('The billing changed while its invoice was being created; try again');
-  }
-}
-
-function assertPayable(billing: Billing): void {
-  if (billing.method !== 'gateway') {
-    throw new ConflictError('This billing is paid by manual transfer, not through the payment gateway');
-  }
-  if (billing.status !== 'pending') {
-    throw new ConflictError(`Cannot pay a billing that is ${billing.status.replace('_', ' ')}`);
   }
 }
 

@@ -15,7 +15,19 @@ const REPORTED_BY = 'internal-api';
 export class SpamReportsController {
   constructor(private readonly spamReports: SpamReportsService) {}
 
-  /** 201 with a new report; 200 with the earlier one when the same report (company, message id, recipient) comes again. */
+  /**
+   * Report a spam message sent through the relay.
+   *
+   * @remarks
+   * For the platform's own systems (the relay and the spam filter in front of it), with the internal API key
+   * in `x-api-key` or an `Authorization: Bearer` header; 401 for a wrong key, 503 while INTERNAL_API_KEY is
+   * unset. The company is found by `relayUsername`, `companyUuid` or `sender`: one of them is needed (400),
+   * and 404 when none matches a company.
+   *
+   * Answers 201 with a new report, and 200 with the earlier one when the same report (company, message id,
+   * recipient) comes again. Reaching SPAM_SUSPEND_THRESHOLD reports in 24 hours suspends the company, which
+   * `companySuspended` tells.
+   */
   @Post()
   @UseCredential('api-key')
   @ResponseMessage('Spam report received')

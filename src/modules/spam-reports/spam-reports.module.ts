@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
+import { CompaniesModule } from '../companies/companies.module';
 import { SuppressionModule } from '../suppression/suppression.module';
 import { SpamReportsController } from './spam-reports.controller';
 import { SpamReportsService } from './spam-reports.service';
 
 /** Spam reports about companies' mail: suppression, notification, suspension at the threshold. */
 @Module({
-  imports: [SuppressionModule],
+  imports: [CompaniesModule, SuppressionModule],
   controllers: [SpamReportsController],
   providers: [SpamReportsService],
 })

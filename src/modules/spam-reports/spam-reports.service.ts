@@ -4,9 +4,8 @@ import { BadRequestError, NotFoundError } from '../../common/errors/domain-error
 import { sha256Hex } from '../../common/secrets';
 import { AppConfig } from '../../config/app-config';
 import { TransactionService } from '../../database/transaction.service';
-import { CompanyAuditEvent } from '../companies/entities/company-audit-event.entity';
-import { Company } from '../companies/entities/company.entity';
-import { announceSuspension } from '../companies/suspension-notices';
+import { CompanyStateService } from '../companies/company-state.service';
+import type { Company } from '../companies/entities/company.entity';
 import { NotificationsService } from '../notifications/notifications.service';
 import { SuppressionService } from '../suppression/suppression.service';
 import { SpamReportDto, SpamReportResultDto } from './dto/spam-report.dto';
@@ -25,12 +24,14 @@ export interface SpamReportOutcome extends SpamReportResultDto {
  * Spam reports (resources.md "Spam report"): each is stored, notifies the company's users and
  * suppresses the recipient for the company; the report that brings a company to
  * SPAM_SUSPEND_THRESHOLD reports within 24 hours suspends it. All of it in one transaction with
- * the company row locked, so concurrent reports count and suspend exactly once.
+ * the company row locked, so concurrent reports count and suspend exactly once; the suspension
+ * itself (row, audit, announcement after the commit) is CompanyStateService's.
  */
 @Injectable()
 export class SpamReportsService {
   constructor(
     private readonly transactions: TransactionService,
+    private readonly companyState: CompanyStateService,
     private readonly suppression: SuppressionService,
     private readonly notifications: NotificationsService,
     private readonly config: AppConfig,
@@ -105,48 +106,26 @@ export class SpamReportsService {
 
   /** The company the report names, locked for the rest of the transaction (PostgreSQL). */
   private async lockCompany(em: EntityManager, dto: SpamReportDto): Promise<Company> {
-    const qb = em.getRepository(Company).createQueryBuilder('company');
-    if (dto.relayUsername)
-      qb.where('company.relayUsername = :relayUsername', { relayUsername: dto.relayUsername });
-    else if (dto.companyUuid) qb.where('company.uuid = :uuid', { uuid: dto.companyUuid });
-    else {
-      // A sender names its company through a verified sender domain; that area does not exist yet.
-      throw new NotFoundError('No company found for this sender');
-    }
-    if (this.transactions.isPostgres) qb.setLock('pessimistic_write');
-    const company = await qb.getOne();
-    if (!company) throw new NotFoundError('Company not found');
-    return company;
+    if (dto.relayUsername) return this.companyState.lock(em, { relayUsername: dto.relayUsername });
+    if (dto.companyUuid) return this.companyState.lock(em, { uuid: dto.companyUuid });
+    // A sender names its company through a verified sender domain; that area does not exist yet.
+    throw new NotFoundError('No company found for this sender');
   }
 
   private async suspend(em: EntityManager, company: Company, reports: number): Promise<void> {
-    await em.update(
-      Company,
-      { id: company.id },
-      { status: 'suspended', suspendedReason: SPAM_SUSPENSION_REASON },
-    );
-    await em.save(
-      em.create(CompanyAuditEvent, {
-        companyId: company.id,
-        adminUuid: null,
-        action: 'status.changed',
-        detail: {
-          from: company.status,
-          to: 'suspended',
-          reason: SPAM_SUSPENSION_REASON,
-          spamReports24h: reports,
-        },
-      }),
-    );
-    company.status = 'suspended';
-    company.suspendedReason = SPAM_SUSPENSION_REASON;
-    await announceSuspension(this.notifications, em, company, {
-      usersBody:
-        `${company.name} received ${reports} spam reports within 24 hours (the limit is ` +
-        `${this.config.env.SPAM_SUSPEND_THRESHOLD}) and has been suspended: the relay no longer accepts its ` +
-        'mail. Contact support to have it reviewed.',
-      adminsTitle: `Company suspended for spam: ${company.name}`,
-      adminsBody: `${company.name} received ${reports} spam reports within 24 hours and was suspended automatically.`,
+    await this.companyState.changeStatus(em, company, {
+      status: 'suspended',
+      reason: SPAM_SUSPENSION_REASON,
+      adminUuid: null,
+      detail: { spamReports24h: reports },
+      notice: {
+        usersBody:
+          `${company.name} received ${reports} spam reports within 24 hours (the limit is ` +
+          `${this.config.env.SPAM_SUSPEND_THRESHOLD}) and has been suspended: the relay no longer accepts its ` +
+          'mail. Contact support to have it reviewed.',
+        adminsTitle: `Company suspended for spam: ${company.name}`,
+        adminsBody: `${company.name} received ${reports} spam reports within 24 hours and was suspended automatically.`,
+      },
     });
   }
 }

@@ -16,6 +16,13 @@ import { uuidPipe } from '../../common/validation/uuid-param.pipe';
 export class SuppressionAdminController {
   constructor(private readonly suppression: SuppressionService) {}
 
+  /**
+   * List suppression entries: one company's, the global list, or all.
+   *
+   * @remarks
+   * superAdmin and admin. `companyUuid` picks one company, `global` the global list, and none every entry;
+   * filtered by `reason` and a free-text `search`. 404 for an unknown company.
+   */
   @Get()
   @AdminRoles('superAdmin', 'admin')
   @ResponseMessage('Suppression entries fetched')
@@ -31,7 +38,15 @@ export class SuppressionAdminController {
     return this.suppression.list(scope, query);
   }
 
-  /** 201 when at least one address was added, 200 when every valid one was listed already. */
+  /**
+   * Add addresses to a company's suppression list or to the global list.
+   *
+   * @remarks
+   * superAdmin and admin. Without `companyUuid` the addresses go to the global list, which applies to every
+   * company. Takes `emails`, a `reason`, an optional `detail` and an optional `expiresAt`. Answers 201 when
+   * at least one address was added, and 200 when every valid one was listed already. 400 for an `expiresAt`
+   * that is not in the future; 404 for an unknown company.
+   */
   @Post()
   @AdminRoles('superAdmin', 'admin')
   @ResponseMessage('Suppression list updated')
@@ -55,6 +70,13 @@ export class SuppressionAdminController {
     return result;
   }
 
+  /**
+   * Remove a suppression entry.
+   *
+   * @remarks
+   * superAdmin and admin. Any entry of any company or of the global list, `complaint` entries included. 404
+   * when no entry has this uuid.
+   */
   @Delete(':uuid')
   @AdminRoles('superAdmin', 'admin')
   @ResponseMessage('Suppression entry removed')

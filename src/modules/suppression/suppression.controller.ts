@@ -1,10 +1,11 @@
-import { Body, Controller, Delete, Get, HttpStatus, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpStatus, Post, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { RawResponse, ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import { CurrentUser, UserAuth } from '../auth/access.decorators';
+import { OwnedEntity, OwnedResource } from '../auth/guards/company-ownership.guard';
 import { User } from '../users/entities/user.entity';
 import {
   AddSuppressionDto,
@@ -17,8 +18,8 @@ import {
   SuppressionEntryDto,
   SuppressionPageDto,
 } from './dto/suppression-response.dto';
-import { SuppressionService } from './suppression.service';
-import { uuidPipe } from '../../common/validation/uuid-param.pipe';
+import { SuppressionEntry } from './entities/suppression-entry.entity';
+import { SUPPRESSION_NOT_FOUND, SuppressionService } from './suppression.service';
 
 /** The caller's company's suppression list. */
 @ApiTags('suppression')
@@ -26,6 +27,12 @@ import { uuidPipe } from '../../common/validation/uuid-param.pipe';
 export class SuppressionController {
   constructor(private readonly suppression: SuppressionService) {}
 
+  /**
+   * List the company's suppression entries.
+   *
+   * @remarks
+   * Any active user of the company. Paged; filtered by `reason` and a free-text `search`.
+   */
   @Get()
   @UserAuth()
   @ResponseMessage('Suppression list fetched')
@@ -38,7 +45,15 @@ export class SuppressionController {
     return this.suppression.list({ companyId: user.companyId }, query);
   }
 
-  /** 201 when at least one address was added, 200 when every valid one was listed already. */
+  /**
+   * Add addresses to the company's suppression list.
+   *
+   * @remarks
+   * Any active user of the company. Takes 1 to 1000 `emails`, an optional `reason` (`manual`, the default, or
+   * `unsubscribe`) and an optional `detail`. Answers 201 when at least one address was added, and 200 when
+   * every valid one was listed already; malformed addresses come back in `invalid` instead of failing the
+   * request.
+   */
   @Post()
   @UserAuth()
   @ResponseMessage('Suppression list updated')
@@ -60,6 +75,13 @@ export class SuppressionController {
     return result;
   }
 
+  /**
+   * Check whether an address is suppressed for the company.
+   *
+   * @remarks
+   * Any active user of the company. Returns `suppressed`, the company's entry when there is one, and `global`
+   * when the platform-wide list holds the address.
+   */
   @Get('check')
   @UserAuth()
   @ResponseMessage('Suppression checked')
@@ -69,6 +91,13 @@ export class SuppressionController {
     return this.suppression.check(user.companyId, query.email);
   }
 
+  /**
+   * Export the company's suppression list as CSV.
+   *
+   * @remarks
+   * Any active user of the company. A `text/csv` attachment (suppression.csv) with the columns email, reason,
+   * source, detail, expires_at and created_at, instead of the JSON envelope.
+   */
   @Get('export')
   @UserAuth()
   @RawResponse()
@@ -85,13 +114,21 @@ export class SuppressionController {
       .send(this.suppression.exportCsv(user.companyId));
   }
 
+  /**
+   * Remove an entry from the company's suppression list.
+   *
+   * @remarks
+   * Any active user of the company. 403 for a `complaint` entry, which only an admin can remove; 404 for an
+   * unknown uuid or another company's entry.
+   */
   @Delete(':uuid')
   @UserAuth()
+  @OwnedResource(SuppressionEntry, SUPPRESSION_NOT_FOUND)
   @ResponseMessage('Suppression entry removed')
   @ApiEnvelope()
-  @ApiErrors(400, 403, 404)
-  async remove(@CurrentUser() user: User, @Param('uuid', uuidPipe) uuid: string): Promise<object> {
-    await this.suppression.removeOwn(user.companyId, uuid);
+  @ApiErrors(403)
+  async remove(@OwnedEntity() entry: SuppressionEntry): Promise<object> {
+    await this.suppression.removeOwn(entry);
     return {};
   }
 }

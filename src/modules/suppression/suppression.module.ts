@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { Company } from '../companies/entities/company.entity';
+import { CompaniesModule } from '../companies/companies.module';
 import { SuppressionEntry } from './entities/suppression-entry.entity';
 import { SuppressionAdminController } from './suppression-admin.controller';
 import { SuppressionController } from './suppression.controller';
@@ -8,7 +8,7 @@ import { SuppressionService } from './suppression.service';
 
 /** Suppression lists: each company's and the global one (resources.md "Suppression entry"). */
 @Module({
-  imports: [TypeOrmModule.forFeature([SuppressionEntry, Company])],
+  imports: [TypeOrmModule.forFeature([SuppressionEntry]), CompaniesModule],
   controllers: [SuppressionController, SuppressionAdminController],
   providers: [SuppressionService],
   exports: [SuppressionService],

@@ -6,8 +6,9 @@ import { Readable } from 'node:stream';
 import { Brackets, EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../common/errors/domain-error';
 import { Page, skipFor, toPage } from '../../common/pagination/page';
+import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
-import { Company } from '../companies/entities/company.entity';
+import { CompaniesService } from '../companies/companies.service';
 import { containsPattern } from '../../common/search';
 import { ListSuppressionQueryDto } from './dto/suppression-requests.dto';
 import {
@@ -35,8 +36,9 @@ export interface NewSuppressions {
 export class SuppressionService {
   constructor(
     @InjectRepository(SuppressionEntry) private readonly entries: Repository<SuppressionEntry>,
-    @InjectRepository(Company) private readonly companies: Repository<Company>,
+    private readonly companies: CompaniesService,
     private readonly transactions: TransactionService,
+    private readonly dialect: SqlDialect,
   ) {}
 
   async list(scope: SuppressionScope, q: ListSuppressionQueryDto): Promise<Page<SuppressionEntryDto>> {
@@ -147,13 +149,11 @@ export class SuppressionService {
     };
   }
 
-  /** A user removes an entry of its own company; `complaint` entries are for admins to remove. */
-  async removeOwn(companyId: number, uuid: string): Promise<void> {
-    const entry = await this.entries.findOne({
-      where: { uuid },
-      select: { id: true, companyId: true, reason: true },
-    });
-    if (!entry || entry.companyId !== companyId) throw new NotFoundError(SUPPRESSION_NOT_FOUND);
+  /**
+   * A user removes an entry of its own company (the ownership guard loaded it); `complaint`
+   * entries are for admins to remove.
+   */
+  async removeOwn(entry: Pick<SuppressionEntry, 'id' | 'reason'>): Promise<void> {
     if (entry.reason === 'complaint') {
       throw new ForbiddenError('Complaint entries can only be removed by an admin');
     }
@@ -203,9 +203,7 @@ export class SuppressionService {
 
   /** An admin names a company by uuid: 404 when there is none. */
   async companyIdOf(companyUuid: string): Promise<number> {
-    const company = await this.companies.findOne({ where: { uuid: companyUuid }, select: { id: true } });
-    if (!company) throw new NotFoundError('Company not found');
-    return company.id;
+    return this.companies.idOf(companyUuid);
   }
 
   /** `expiresAt` must lie ahead: an entry that is expired from the start would suppress nothing. */
@@ -226,29 +224,19 @@ export class SuppressionService {
 
   /**
    * Inserts what is not listed yet. A concurrent request may have added the same address since
-   * the lookup: the unique index then skips it, and on PostgreSQL RETURNING counts only the rows
-   * really inserted (SQLite runs one transaction at a time, so nothing can come between).
+   * the lookup: the unique index then skips it, and only the rows really inserted are counted.
    */
-  private async insertNew(
+  private insertNew(
     manager: EntityManager,
     companyId: number | null,
     emails: string[],
     fields: Pick<SuppressionEntry, 'reason' | 'source' | 'detail' | 'expiresAt'>,
   ): Promise<number> {
-    if (!emails.length) return 0;
-    const qb = manager
-      .createQueryBuilder()
-      .insert()
-      .into(SuppressionEntry)
-      .values(emails.map((email) => ({ uuid: randomUUID(), companyId, email, ...fields })))
-      .orIgnore()
-      .updateEntity(false);
-    if (!this.transactions.isPostgres) {
-      await qb.execute();
-      return emails.length;
-    }
-    const result = await qb.returning('id').execute();
-    return (result.raw as unknown[]).length;
+    return this.dialect.insertIgnoringDuplicates(
+      manager,
+      SuppressionEntry,
+      emails.map((email) => ({ uuid: randomUUID(), companyId, email, ...fields })),
+    );
   }
 }
 

@@ -15,6 +15,12 @@ import { uuidPipe } from '../../common/validation/uuid-param.pipe';
 export class UsersAdminController {
   constructor(private readonly users: UsersAdminService) {}
 
+  /**
+   * List customer users across companies.
+   *
+   * @remarks
+   * Every admin role. Paged, filtered by `status`, `companyUuid` and a free-text `search`.
+   */
   @Get()
   @AdminRoles('superAdmin', 'admin', 'accounting')
   @ResponseMessage('Users fetched')
@@ -24,6 +30,13 @@ export class UsersAdminController {
     return this.users.list(query);
   }
 
+  /**
+   * Read one customer user with the company.
+   *
+   * @remarks
+   * Every admin role. The user with the contact, status, e-mail verification and last login, and a summary of
+   * the company. 404 when no user has this uuid; 400 for a malformed uuid.
+   */
   @Get(':uuid')
   @AdminRoles('superAdmin', 'admin', 'accounting')
   @ResponseMessage('User fetched')
@@ -33,6 +46,15 @@ export class UsersAdminController {
     return this.users.get(uuid);
   }
 
+  /**
+   * Suspend or reactivate a customer user.
+   *
+   * @remarks
+   * superAdmin and admin (accounting reads only). `suspended` blocks the user's login, refresh and access
+   * tokens at once; `active` reactivates a suspended user. A user who never verified the e-mail address
+   * cannot be made active this way (409): verification or the invitation is the only way out of `pending`.
+   * 404 when no user has this uuid.
+   */
   @Patch(':uuid')
   @AdminRoles('superAdmin', 'admin')
   @ResponseMessage('User updated')
@@ -42,6 +64,13 @@ export class UsersAdminController {
     return this.users.update(uuid, dto);
   }
 
+  /**
+   * Send a user's verification e-mail again.
+   *
+   * @remarks
+   * superAdmin and admin. Sends the verification e-mail, or the invitation again for an invited member who
+   * has no password yet. 409 when the address is already verified; 404 when no user has this uuid.
+   */
   @Post(':uuid/resend-verification')
   @AdminRoles('superAdmin', 'admin')
   @HttpCode(200)

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
+import { CompanyMembersService } from './company-members.service';
 import { Contact } from './entities/contact.entity';
 import { User } from './entities/user.entity';
 import { UsersAdminController } from './users-admin.controller';
@@ -11,7 +12,7 @@ import { UsersService } from './users.service';
 @Module({
   imports: [TypeOrmModule.forFeature([User, Contact]), AuthModule],
   controllers: [UsersController, UsersAdminController],
-  providers: [UsersService, UsersAdminService],
-  exports: [UsersService],
+  providers: [UsersService, UsersAdminService, CompanyMembersService],
+  exports: [UsersService, CompanyMembersService],
 })
 export class UsersModule {}

@@ -1,53 +1,76 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import { Repository } from 'typeorm';
-import {
-  BadRequestError,
-  ConflictError,
-  ForbiddenError,
-  InvalidCredentialsError,
-} from '../../common/errors/domain-error';
+import { EntityManager, In, Repository } from 'typeorm';
+import { ConflictError, InvalidCredentialsError } from '../../common/errors/domain-error';
 import { TransactionService } from '../../database/transaction.service';
+import { CredentialsService } from '../auth/credentials.service';
 import { PasswordService } from '../auth/password.service';
 import { TokenService } from '../auth/token.service';
 import { Company } from '../companies/entities/company.entity';
 import { MailService } from '../mail/mail.service';
+import {
+  NotificationRecipients,
+  RecipientRow,
+  UserRecipientSource,
+} from '../notifications/notification-recipients';
 import { NotificationsService } from '../notifications/notifications.service';
 import { AcceptInviteDto, InvitationAcceptedDto } from './dto/invitation.dto';
-import {
-  ChangePasswordDto,
-  LoginDto,
-  RegisterDto,
-  ResetPasswordDto,
-  UpdateMeDto,
-} from './dto/user-requests.dto';
-import {
-  CompanySummaryDto,
-  EmailVerifiedDto,
-  MeDto,
-  RegisteredDto,
-  UserDto,
-  UserLoginDto,
-} from './dto/user-response.dto';
+import { RegisterDto, UpdateMeDto } from './dto/user-requests.dto';
+import { CompanySummaryDto, EmailVerifiedDto, MeDto, RegisteredDto, UserDto } from './dto/user-response.dto';
 import { Contact } from './entities/contact.entity';
 import { User } from './entities/user.entity';
 
-const INVALID_LOGIN = 'Invalid email or password';
-const INVALID_RESET = 'Invalid or expired reset token';
-const INVALID_INVITE = 'Invalid or expired invitation';
-
 @Injectable()
-export class UsersService {
+export class UsersService implements OnModuleInit, UserRecipientSource {
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
     @InjectRepository(Contact) private readonly contacts: Repository<Contact>,
     private readonly transactions: TransactionService,
     private readonly passwords: PasswordService,
     private readonly tokens: TokenService,
+    private readonly credentials: CredentialsService,
     private readonly mail: MailService,
     private readonly notifications: NotificationsService,
+    private readonly recipients: NotificationRecipients,
   ) {}
+
+  /** Tells the notifications area who the users are (it cannot import this area). */
+  onModuleInit(): void {
+    this.recipients.setUsers(this);
+  }
+
+  /** Active users of the company, as notification recipients. */
+  activeOfCompany(companyId: number, em?: EntityManager): Promise<RecipientRow[]> {
+    return this.repo(em).find({
+      where: { companyId, status: 'active' },
+      select: { id: true, email: true },
+    });
+  }
+
+  /** The users with these ids, whatever their status, as notification recipients. */
+  withIds(ids: number[], em?: EntityManager): Promise<RecipientRow[]> {
+    return this.repo(em).find({ where: { id: In(ids) }, select: { id: true, email: true } });
+  }
+
+  /**
+   * Up to `limit` active users with an id above `afterId`, ascending: of the given companies, or
+   * of every active company when `companyIds` is undefined (a broadcast reads them in batches).
+   */
+  activeBatch(
+    batch: { companyIds?: number[]; afterId: number; limit: number },
+    em?: EntityManager,
+  ): Promise<RecipientRow[]> {
+    const qb = this.repo(em)
+      .createQueryBuilder('user')
+      .select(['user.id', 'user.email'])
+      .where("user.status = 'active'")
+      .andWhere('user.id > :lastId', { lastId: batch.afterId });
+    if (batch.companyIds)
+      qb.andWhere('user.company_id IN (:...companyIds)', { companyIds: batch.companyIds });
+    else qb.innerJoin('user.company', 'company').andWhere("company.status = 'active'");
+    return qb.orderBy('user.id', 'ASC').limit(batch.limit).getMany();
+  }
 
   /**
    * Company, owner user (`pending`), contact and the admins' `company.registered`
@@ -98,31 +121,6 @@ export class UsersService {
     };
   }
 
-  async login(dto: LoginDto): Promise<UserLoginDto> {
-    const user = await this.withRelations()
-      .addSelect('user.passwordHash')
-      .where('user.email = :email', { email: dto.email })
-      .getOne();
-    const valid = await this.passwords.verify(user?.passwordHash, dto.password);
-    if (!user || !valid) throw new InvalidCredentialsError(INVALID_LOGIN);
-    if (user.status === 'pending') throw new ForbiddenError('Email address is not verified');
-    if (user.status === 'suspended') throw new ForbiddenError('User account is suspended');
-
-    user.lastLoginAt = new Date();
-    await this.users.update({ id: user.id }, { lastLoginAt: user.lastLoginAt });
-    return {
-      accessToken: this.tokens.signUserAccess({
-        userUuid: user.uuid,
-        contactUuid: user.contact.uuid,
-        companyUuid: user.company.uuid,
-      }),
-      refreshToken: this.tokens.signRefresh(user.uuid, false),
-      tokenType: 'Bearer',
-      expiresIn: this.tokens.accessTtlSeconds,
-      ...MeDto.from(user),
-    };
-  }
-
   async verifyEmail(token: string): Promise<EmailVerifiedDto> {
     const claims = this.tokens.verifyVerification(token);
     if (claims.purpose !== 'verify-email') throw new InvalidCredentialsError('Invalid or expired token');
@@ -155,62 +153,10 @@ export class UsersService {
     else await this.sendInvitationMail(user, user.contact.fullName, user.company.name);
   }
 
-  /** Always succeeds (no account enumeration). */
-  async forgotPassword(email: string): Promise<void> {
-    const user = await this.withRelations().where('user.email = :email', { email }).getOne();
-    if (!user) return;
-    const token = this.tokens.signReset({
-      uuid: user.uuid,
-      email: user.email,
-      isAdmin: false,
-      pwv: user.passwordVersion,
-    });
-    await this.mail.sendUserPasswordReset(user.email, user.contact.fullName, token);
-  }
-
-  async resetPassword(dto: ResetPasswordDto): Promise<void> {
-    const claims = this.tokens.verifyReset(dto.token);
-    if (claims.isAdmin) throw new InvalidCredentialsError(INVALID_RESET);
-    const user = await this.users.findOne({ where: { uuid: claims.uuid } });
-    if (!user || user.email !== claims.email) throw new InvalidCredentialsError(INVALID_RESET);
-    const changed = await this.setPassword(user.id, claims.pwv, dto.password);
-    if (!changed) throw new InvalidCredentialsError(INVALID_RESET);
-  }
-
-  /**
-   * An invited member sets a password: the token must be an invitation whose `pwv` is still
-   * the member's password version. Setting the password bumps the version in the same
-   * conditional update, so the first invitation used ends every other one (re-sent ones too).
-   */
+  /** The invited member sets a password (CredentialsService); answers with the member. */
   async acceptInvite(dto: AcceptInviteDto): Promise<InvitationAcceptedDto> {
-    const claims = this.tokens.verifyVerification(dto.token);
-    if (claims.purpose !== 'invite' || typeof claims.pwv !== 'number') {
-      throw new InvalidCredentialsError(INVALID_INVITE);
-    }
-    const user = await this.users.findOne({ where: { uuid: claims.uuid } });
-    if (!user || user.email !== claims.email || user.passwordVersion !== claims.pwv) {
-      throw new InvalidCredentialsError(INVALID_INVITE);
-    }
-    if (user.status === 'suspended') throw new ForbiddenError('User account is suspended');
-    const passwordHash = await this.passwords.hash(dto.password);
-    const now = new Date();
-    const result = await this.users
-      .createQueryBuilder()
-      .update(User)
-      .set({
-        passwordHash,
-        passwordVersion: () => 'password_version + 1',
-        status: 'active',
-        emailVerifiedAt: user.emailVerifiedAt ?? now,
-      })
-      .where('id = :id AND password_version = :version AND status = :status', {
-        id: user.id,
-        version: claims.pwv,
-        status: user.status,
-      })
-      .execute();
-    if ((result.affected ?? 0) !== 1) throw new InvalidCredentialsError(INVALID_INVITE);
-    const accepted = await this.withRelations().where('user.id = :id', { id: user.id }).getOneOrFail();
+    const id = await this.credentials.acceptInvitation(dto.token, dto.password);
+    const accepted = await this.withRelations().where('user.id = :id', { id }).getOneOrFail();
     return { user: UserDto.from(accepted, accepted.company.uuid, accepted.contact.uuid) };
   }
 
@@ -220,13 +166,7 @@ export class UsersService {
    * stays valid (for a day) until one of them is used.
    */
   async sendInvitationMail(user: User, fullName: string, companyName: string): Promise<void> {
-    const token = this.tokens.signVerification({
-      uuid: user.uuid,
-      email: user.email,
-      purpose: 'invite',
-      pwv: user.passwordVersion,
-    });
-    await this.mail.sendInvitation(user.email, fullName, companyName, token);
+    await this.mail.sendInvitation(user.email, fullName, companyName, this.credentials.invitationToken(user));
   }
 
   /** E-mails a verification link; `user` must come with its contact. */
@@ -255,32 +195,8 @@ export class UsersService {
     return MeDto.from(user);
   }
 
-  async changePassword(user: User, dto: ChangePasswordDto): Promise<void> {
-    const stored = await this.users.findOne({
-      where: { id: user.id },
-      select: { id: true, passwordHash: true, passwordVersion: true },
-    });
-    if (!stored || !(await this.passwords.verify(stored.passwordHash, dto.currentPassword))) {
-      throw new BadRequestError('Current password is incorrect');
-    }
-    if (!(await this.setPassword(user.id, stored.passwordVersion, dto.newPassword))) {
-      throw new ConflictError('The password was changed meanwhile; try again');
-    }
-  }
-
-  /**
-   * Sets a new password only if the password version is still `expectedVersion`, and bumps
-   * the version: this is what makes reset links single-use, even under concurrent use.
-   */
-  private async setPassword(userId: number, expectedVersion: number, password: string): Promise<boolean> {
-    const passwordHash = await this.passwords.hash(password);
-    const result = await this.users
-      .createQueryBuilder()
-      .update(User)
-      .set({ passwordHash, passwordVersion: () => 'password_version + 1' })
-      .where('id = :id AND password_version = :version', { id: userId, version: expectedVersion })
-      .execute();
-    return (result.affected ?? 0) === 1;
+  private repo(em?: EntityManager): Repository<User> {
+    return em?.getRepository(User) ?? this.users;
   }
 
   private withRelations() {

@@ -1,18 +1,10 @@
 import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
-import {
-  IsBoolean,
-  IsEmail,
-  IsIn,
-  IsNotEmpty,
-  IsOptional,
-  IsString,
-  MaxLength,
-  MinLength,
-} from 'class-validator';
+import { IsBoolean, IsEmail, IsIn, IsNotEmpty, IsString, MaxLength, MinLength } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto';
 import { NormalizeEmail, QueryBoolean } from '../../../common/validation/query-transforms';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../../users/dto/user-requests.dto';
 import { ADMIN_ROLE_NAMES, AdminRoleName } from '../entities/admin-role.entity';
+import { Omittable } from '../../../common/validation/presence';
 
 export class CreateAdminDto {
   @NormalizeEmail()
@@ -36,24 +28,24 @@ export class CreateAdminDto {
 }
 
 export class UpdateAdminDto {
-  @IsOptional()
+  @Omittable()
   @IsString()
   @IsNotEmpty()
   @MaxLength(200)
   fullName?: string;
 
   @ApiPropertyOptional({ enum: ADMIN_ROLE_NAMES })
-  @IsOptional()
+  @Omittable()
   @IsIn(ADMIN_ROLE_NAMES)
   roleName?: AdminRoleName;
 
-  @IsOptional()
+  @Omittable()
   @IsBoolean()
   isActive?: boolean;
 }
 
 export class UpdateAdminMeDto {
-  @IsOptional()
+  @Omittable()
   @IsString()
   @IsNotEmpty()
   @MaxLength(200)
@@ -69,23 +61,23 @@ export const ADMIN_SORT_FIELDS = {
 
 export class ListAdminsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: ADMIN_ROLE_NAMES })
-  @IsOptional()
+  @Omittable()
   @IsIn(ADMIN_ROLE_NAMES)
   roleName?: AdminRoleName;
 
-  @IsOptional()
+  @Omittable()
   @QueryBoolean()
   @IsBoolean()
   isActive?: boolean;
 
   /** Matches e-mail or full name. */
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(100)
   search?: string;
 
   /** `field:asc|desc`; fields: createdAt, email, fullName. Default `createdAt:desc`. */
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(40)
   sort?: string;

@@ -29,4 +29,8 @@ export class Admin extends BaseEntity {
 
   @Column({ type: 'integer', default: 0 })
   passwordVersion: number;
+
+  /** When the password last changed (change, reset, accepted invitation): refresh tokens issued before are refused. */
+  @Column({ type: DATETIME, nullable: true })
+  passwordChangedAt: Date | null;
 }

@@ -1,8 +1,9 @@
-import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
+import { Omittable } from '../../../common/validation/presence';
 
 export class RefreshTokenDto {
   /** The refresh token; may instead be sent as `Authorization: Bearer <refresh token>`. */
-  @IsOptional()
+  @Omittable()
   @IsString()
   @IsNotEmpty()
   @MaxLength(4096)

@@ -40,8 +40,12 @@ export class JwtStrategy {
   }
 }
 
-/** The claims must be one of the two access-token shapes; anything else is not an access token. */
+/**
+ * The claims must be one of the two access-token shapes, with an `exp` (jsonwebtoken accepts a
+ * token without one; auth.md refuses it); anything else is not an access token.
+ */
 function accessClaims(payload: Record<string, unknown>): AccessClaims | false {
+  if (typeof payload.exp !== 'number') return false;
   if (typeof payload.adminUuid === 'string' && typeof payload.roleId === 'number') {
     return { adminUuid: payload.adminUuid, roleId: payload.roleId, roleName: String(payload.roleName) };
   }

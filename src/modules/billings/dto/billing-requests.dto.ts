@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsIn, IsNotEmpty, IsString, IsUUID, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto';
 import { BILLING_METHODS, BILLING_STATUSES, BillingMethod, BillingStatus } from '../entities/billing.entity';
-import { IsDateFilter } from './date-filter';
+import { IsDateFilter } from '../../../common/validation/date-filter';
+import { Omittable } from '../../../common/validation/presence';
 
 export class CreateBillingDto {
   /** An active, public package (GET /api/v1/billings/packages). */
@@ -16,7 +17,7 @@ export class CreateBillingDto {
 
 export class ListBillingsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: BILLING_STATUSES })
-  @IsOptional()
+  @Omittable()
   @IsIn(BILLING_STATUSES)
   status?: BillingStatus;
 }
@@ -31,28 +32,28 @@ export const BILLING_SORT_FIELDS = {
 const SORT_VALUES = Object.keys(BILLING_SORT_FIELDS).flatMap((f) => [`${f}:asc`, `${f}:desc`]);
 
 export class AdminListBillingsQueryDto extends ListBillingsQueryDto {
-  @IsOptional()
+  @Omittable()
   @IsUUID()
   companyUuid?: string;
 
   @ApiPropertyOptional({ enum: BILLING_METHODS })
-  @IsOptional()
+  @Omittable()
   @IsIn(BILLING_METHODS)
   method?: BillingMethod;
 
   /** Created at or after: `YYYY-MM-DD` (UTC) or an ISO 8601 timestamp. */
-  @IsOptional()
+  @Omittable()
   @IsDateFilter()
   from?: string;
 
   /** Created at or before (a date covers its whole day). */
-  @IsOptional()
+  @Omittable()
   @IsDateFilter()
   to?: string;
 
   /** `field:asc|desc`; fields: createdAt, paidAt, amount, number. Default `createdAt:desc`. */
   @ApiPropertyOptional({ enum: SORT_VALUES })
-  @IsOptional()
+  @Omittable()
   @IsString()
   @IsIn(SORT_VALUES)
   sort?: string;
@@ -60,7 +61,7 @@ export class AdminListBillingsQueryDto extends ListBillingsQueryDto {
 
 export class ApproveBillingDto {
   /** Kept on the billing as the review note. */
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(1000)
   note?: string;
@@ -94,7 +95,7 @@ export class RevenueSummaryQueryDto {
   to: string;
 
   @ApiPropertyOptional({ enum: SUMMARY_INTERVALS, default: 'month' })
-  @IsOptional()
+  @Omittable()
   @IsIn(SUMMARY_INTERVALS)
   interval?: SummaryInterval;
 }

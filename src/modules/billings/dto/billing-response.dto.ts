@@ -36,6 +36,8 @@ export class BillingDto {
   @ApiProperty({ enum: BILLING_STATUSES }) status: BillingStatus;
   paymentUrl: string | null;
   gatewayInvoiceId: string | null;
+  /** Unique; sent to the gateway as `external_id` and echoed back in its callbacks (the invoice number). */
+  externalId: string;
   expiresAt: Date;
   paidAt: Date | null;
   paidAmount: number | null;
@@ -59,6 +61,7 @@ export class BillingDto {
       status: b.status,
       paymentUrl: b.paymentUrl,
       gatewayInvoiceId: b.gatewayInvoiceId,
+      externalId: b.externalId,
       expiresAt: b.expiresAt,
       paidAt: b.paidAt,
       paidAmount: b.paidAmount,

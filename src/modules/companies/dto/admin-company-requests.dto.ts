@@ -4,51 +4,47 @@ import {
   IsIn,
   IsInt,
   IsNotEmpty,
-  IsOptional,
   IsString,
   IsUUID,
   Max,
   MaxLength,
   Min,
-  ValidateIf,
 } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto';
 import { COMPANY_STATUSES, CompanyStatus } from '../entities/company.entity';
 import { RELAY_STATUSES, RelayStatus } from '../relay-status';
+import { Omittable } from '../../../common/validation/presence';
 
 const INT32_MAX = 2_147_483_647;
-
-/** Present only when given: `undefined` skips the field, `null` is refused like any other bad value. */
-const unlessAbsent = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined);
 
 /** `PATCH /admins/companies/:uuid`: each field given is one change, recorded in the company's audit events. */
 export class AdminUpdateCompanyDto {
   @ApiPropertyOptional({ enum: COMPANY_STATUSES })
-  @unlessAbsent('status')
+  @Omittable()
   @IsIn(COMPANY_STATUSES)
   status?: CompanyStatus;
 
   /** Why the company is suspended (with `status: suspended`, or alone for an already suspended company). */
-  @unlessAbsent('suspendedReason')
+  @Omittable()
   @IsString()
   @IsNotEmpty()
   @MaxLength(500)
   suspendedReason?: string;
 
   /** Overrides the messages allowed in the current period. */
-  @unlessAbsent('quota')
+  @Omittable()
   @IsInt()
   @Min(0)
   @Max(INT32_MAX)
   quota?: number;
 
   /** A new end of the current period: in the future and later than the current end (extend only). */
-  @unlessAbsent('periodEnd')
+  @Omittable()
   @IsDateString({ strict: true, strictSeparator: true })
   periodEnd?: string;
 
   /** Assigns this package without payment: a new period starts now (or the running one is extended, as a payment would). */
-  @unlessAbsent('packageUuid')
+  @Omittable()
   @IsUUID()
   packageUuid?: string;
 }
@@ -63,27 +59,27 @@ export const COMPANY_SORT_FIELDS = {
 
 export class ListCompaniesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: COMPANY_STATUSES })
-  @IsOptional()
+  @Omittable()
   @IsIn(COMPANY_STATUSES)
   status?: CompanyStatus;
 
   @ApiPropertyOptional({ enum: RELAY_STATUSES })
-  @IsOptional()
+  @Omittable()
   @IsIn(RELAY_STATUSES)
   relayStatus?: RelayStatus;
 
-  @IsOptional()
+  @Omittable()
   @IsUUID()
   packageUuid?: string;
 
   /** Matches the company name, the relay username or any of its users' e-mail addresses. */
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(100)
   search?: string;
 
   /** `field:asc|desc`; fields: createdAt, name, periodEnd, used. Default `createdAt:desc`. */
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(40)
   sort?: string;

@@ -5,7 +5,6 @@ import {
   IsEmail,
   IsISO31661Alpha2,
   IsNotEmpty,
-  IsOptional,
   IsString,
   IsUrl,
   Matches,
@@ -16,7 +15,8 @@ import {
 import { PageQueryDto } from '../../../common/pagination/page-query.dto';
 import { NormalizeEmail } from '../../../common/validation/query-transforms';
 import { allowedIpProblem, MAX_ALLOWED_IPS } from '../allowed-ips';
-import { IsDateFilter } from '../date-filter';
+import { IsDateFilter } from '../../../common/validation/date-filter';
+import { Omittable, Nullable } from '../../../common/validation/presence';
 
 const PHONE = /^\+?[0-9][0-9 ()./-]{3,31}$/;
 
@@ -24,54 +24,51 @@ const PHONE = /^\+?[0-9][0-9 ()./-]{3,31}$/;
 const UpperCase = () =>
   Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.toUpperCase() : value));
 
-/** Present only when given: `undefined` skips the field, `null` is refused like any other bad value. */
-const unlessAbsent = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined);
-
 /**
  * `PATCH /companies/:companyUuid`. Optional text fields may be cleared with `null` or `""`;
  * `name` and `country` may be changed but never cleared.
  */
 export class UpdateCompanyDto {
-  @unlessAbsent('name')
+  @Omittable()
   @IsString()
   @IsNotEmpty()
   @MaxLength(200)
   name?: string;
 
-  @IsOptional()
+  @Nullable()
   @IsString()
   @MaxLength(200)
   legalName?: string | null;
 
-  @IsOptional()
+  @Nullable()
   @IsString()
   @MaxLength(64)
   taxId?: string | null;
 
-  @IsOptional()
+  @Nullable()
   @IsString()
   @MaxLength(500)
   address?: string | null;
 
-  @IsOptional()
+  @Nullable()
   @IsString()
   @MaxLength(100)
   city?: string | null;
 
   /** ISO 3166-1 alpha-2, e.g. `ID`. */
-  @unlessAbsent('country')
+  @Omittable()
   @UpperCase()
   @IsISO31661Alpha2({ message: 'country must be an ISO 3166-1 alpha-2 code' })
   country?: string;
 
-  @IsOptional()
+  @Nullable()
   @ValidateIf((o: UpdateCompanyDto) => o.phone !== '')
   @IsString()
   @Matches(PHONE, { message: 'phone must be a phone number' })
   phone?: string | null;
 
   /** `https://…` (the scheme may be left out). */
-  @IsOptional()
+  @Nullable()
   @ValidateIf((o: UpdateCompanyDto) => o.website !== '')
   @IsString()
   @MaxLength(255)
@@ -81,12 +78,12 @@ export class UpdateCompanyDto {
 
 export class UsageQueryDto {
   /** First day, inclusive (`YYYY-MM-DD` or a timestamp; UTC). Default: the start of the current period, or 30 days ago. */
-  @IsOptional()
+  @Omittable()
   @IsDateFilter()
   from?: string;
 
   /** Last day, inclusive (`YYYY-MM-DD` or a timestamp; UTC). Default: today. */
-  @IsOptional()
+  @Omittable()
   @IsDateFilter()
   to?: string;
 }

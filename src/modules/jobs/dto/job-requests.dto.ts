@@ -1,4 +1,5 @@
-import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsString, Matches, MaxLength } from 'class-validator';
+import { Omittable } from '../../../common/validation/presence';
 
 export class RunJobsQueryDto {
   /**
@@ -6,7 +7,7 @@ export class RunJobsQueryDto {
    * `retry-callbacks`, … as far as their areas exist); absent = every job. An unknown name is
    * a 400 that lists the registered ones.
    */
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(64)
   @Matches(/^[a-z0-9-]+$/, { message: 'job must be a job name such as expire-billings' })

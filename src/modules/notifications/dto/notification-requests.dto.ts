@@ -7,7 +7,6 @@ import {
   IsBoolean,
   IsIn,
   IsNotEmpty,
-  IsOptional,
   IsString,
   IsUUID,
   MaxLength,
@@ -15,24 +14,25 @@ import {
 import { PageQueryDto } from '../../../common/pagination/page-query.dto';
 import { QueryBoolean } from '../../../common/validation/query-transforms';
 import { NOTIFICATION_TYPES, NotificationType } from '../entities/notification.entity';
+import { Omittable } from '../../../common/validation/presence';
 
 /** Entity property paths of the sortable fields. */
 export const NOTIFICATION_SORT_FIELDS = { createdAt: 'notification.createdAt' } as const;
 
 export class ListNotificationsQueryDto extends PageQueryDto {
   /** `true`: only unread notifications; `false`: only read ones; absent: all. */
-  @IsOptional()
+  @Omittable()
   @QueryBoolean()
   @IsBoolean()
   unread?: boolean;
 
   @ApiPropertyOptional({ enum: NOTIFICATION_TYPES })
-  @IsOptional()
+  @Omittable()
   @IsIn(NOTIFICATION_TYPES)
   type?: NotificationType;
 
   /** `createdAt:asc|desc`. Default `createdAt:desc` (newest first). */
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(40)
   sort?: string;
@@ -53,7 +53,7 @@ export class BroadcastDto {
   body: string;
 
   /** The companies whose active users receive it; absent = every active company. */
-  @IsOptional()
+  @Omittable()
   @IsArray()
   @ArrayNotEmpty()
   @ArrayMaxSize(BROADCAST_MAX_COMPANIES)
@@ -62,7 +62,7 @@ export class BroadcastDto {
   companyUuids?: string[];
 
   /** Also e-mail it to each recipient (sent after the response). */
-  @IsOptional()
+  @Omittable()
   @IsBoolean()
   email?: boolean;
 }

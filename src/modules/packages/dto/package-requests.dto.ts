@@ -5,24 +5,20 @@ import {
   IsInt,
   IsISO4217CurrencyCode,
   IsNotEmpty,
-  IsOptional,
   IsString,
   Matches,
   Max,
   MaxLength,
   Min,
-  ValidateIf,
 } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto';
 import { QueryBoolean } from '../../../common/validation/query-transforms';
+import { Omittable, Nullable } from '../../../common/validation/presence';
 
 /** The largest value of the `quota` integer column. */
 export const MAX_QUOTA = 2_147_483_647;
 export const MAX_DURATION_DAYS = 3660;
 export const DEFAULT_DURATION_DAYS = 30;
-
-/** Optional in a PATCH, but never null (the column is not nullable). */
-const Present = () => ValidateIf((_object: unknown, value: unknown) => value !== undefined);
 
 export class CreatePackageDto {
   /** Unique (case-insensitively) among packages. */
@@ -31,7 +27,7 @@ export class CreatePackageDto {
   @MaxLength(100)
   name: string;
 
-  @IsOptional()
+  @Nullable()
   @IsString()
   @MaxLength(1000)
   description?: string | null;
@@ -55,64 +51,64 @@ export class CreatePackageDto {
 
   /** Length of a period in days, 1..3660 (default 30). */
   @ApiPropertyOptional({ default: DEFAULT_DURATION_DAYS, minimum: 1, maximum: MAX_DURATION_DAYS })
-  @IsOptional()
+  @Omittable()
   @IsInt()
   @Min(1)
   @Max(MAX_DURATION_DAYS)
   durationDays?: number;
 
   /** Offered to customers (default true). */
-  @IsOptional()
+  @Omittable()
   @IsBoolean()
   isPublic?: boolean;
 
   /** Can be bought (default true). */
-  @IsOptional()
+  @Omittable()
   @IsBoolean()
   isActive?: boolean;
 }
 
 /** Every field optional; `description: null` clears the description. Price changes apply to new billings only. */
 export class UpdatePackageDto {
-  @Present()
+  @Omittable()
   @IsString()
   @IsNotEmpty()
   @MaxLength(100)
   name?: string;
 
-  @IsOptional()
+  @Nullable()
   @IsString()
   @MaxLength(1000)
   description?: string | null;
 
-  @Present()
+  @Omittable()
   @IsInt()
   @Min(1)
   @Max(MAX_QUOTA)
   quota?: number;
 
-  @Present()
+  @Omittable()
   @IsInt()
   @Min(0)
   @Max(Number.MAX_SAFE_INTEGER)
   price?: number;
 
-  @Present()
+  @Omittable()
   @Matches(/^[A-Z]{3}$/, { message: 'currency must be 3 upper-case letters (ISO 4217)' })
   @IsISO4217CurrencyCode()
   currency?: string;
 
-  @Present()
+  @Omittable()
   @IsInt()
   @Min(1)
   @Max(MAX_DURATION_DAYS)
   durationDays?: number;
 
-  @Present()
+  @Omittable()
   @IsBoolean()
   isPublic?: boolean;
 
-  @Present()
+  @Omittable()
   @IsBoolean()
   isActive?: boolean;
 }
@@ -126,25 +122,25 @@ export const PACKAGE_SORT_FIELDS = {
 } as const;
 
 export class ListPackagesQueryDto extends PageQueryDto {
-  @IsOptional()
+  @Omittable()
   @QueryBoolean()
   @IsBoolean()
   isActive?: boolean;
 
-  @IsOptional()
+  @Omittable()
   @QueryBoolean()
   @IsBoolean()
   isPublic?: boolean;
 
   /** Matches the name. */
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(100)
   search?: string;
 
   /** `field:asc|desc`; fields: createdAt, name, price, quota. Default `createdAt:desc`. */
   @ApiPropertyOptional({ enum: Object.keys(PACKAGE_SORT_FIELDS).flatMap((f) => [`${f}:asc`, `${f}:desc`]) })
-  @IsOptional()
+  @Omittable()
   @IsString()
   @IsIn(Object.keys(PACKAGE_SORT_FIELDS).flatMap((f) => [`${f}:asc`, `${f}:desc`]))
   sort?: string;

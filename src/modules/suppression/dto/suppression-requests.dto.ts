@@ -6,7 +6,6 @@ import {
   IsEmail,
   IsIn,
   IsISO8601,
-  IsOptional,
   IsString,
   IsUUID,
   Matches,
@@ -20,18 +19,19 @@ import {
   USER_SUPPRESSION_REASONS,
   UserSuppressionReason,
 } from '../entities/suppression-entry.entity';
+import { Omittable } from '../../../common/validation/presence';
 
 /** How many addresses one request may add. */
 export const MAX_SUPPRESSION_BATCH = 1000;
 
 export class ListSuppressionQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: SUPPRESSION_REASONS })
-  @IsOptional()
+  @Omittable()
   @IsIn(SUPPRESSION_REASONS)
   reason?: SuppressionReason;
 
   /** Part of the address, case-insensitive. */
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(320)
   search?: string;
@@ -50,11 +50,11 @@ abstract class SuppressionEmailsDto {
 
 export class AddSuppressionDto extends SuppressionEmailsDto {
   @ApiPropertyOptional({ enum: USER_SUPPRESSION_REASONS, default: 'manual' })
-  @IsOptional()
+  @Omittable()
   @IsIn(USER_SUPPRESSION_REASONS)
   reason?: UserSuppressionReason;
 
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(500)
   detail?: string;
@@ -69,7 +69,7 @@ export class CheckSuppressionQueryDto {
 
 export class AdminListSuppressionQueryDto extends ListSuppressionQueryDto {
   /** A company's uuid, or `global` for the global list; none: every list. */
-  @IsOptional()
+  @Omittable()
   @Matches(/^(global|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i, {
     message: 'companyUuid must be a UUID or "global"',
   })
@@ -78,7 +78,7 @@ export class AdminListSuppressionQueryDto extends ListSuppressionQueryDto {
 
 export class AdminAddSuppressionDto extends SuppressionEmailsDto {
   /** The company whose list this is; none: the global list. */
-  @IsOptional()
+  @Omittable()
   @IsUUID()
   companyUuid?: string;
 
@@ -86,13 +86,13 @@ export class AdminAddSuppressionDto extends SuppressionEmailsDto {
   @IsIn(SUPPRESSION_REASONS)
   reason: SuppressionReason;
 
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(500)
   detail?: string;
 
   /** ISO 8601, in the future; none: never expires. */
-  @IsOptional()
+  @Omittable()
   @IsISO8601({ strict: true })
   expiresAt?: string;
 }

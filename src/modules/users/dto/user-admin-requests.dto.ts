@@ -1,7 +1,8 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, IsUUID, MaxLength, ValidateIf } from 'class-validator';
+import { IsIn, IsString, IsUUID, MaxLength, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto';
 import { USER_STATUSES, UserStatus } from '../entities/user.entity';
+import { Omittable } from '../../../common/validation/presence';
 
 /** Entity property paths (not column names): TypeORM needs them to order a joined, paginated query. */
 export const USER_SORT_FIELDS = {
@@ -12,22 +13,22 @@ export const USER_SORT_FIELDS = {
 
 export class ListUsersQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: USER_STATUSES })
-  @IsOptional()
+  @Omittable()
   @IsIn(USER_STATUSES)
   status?: UserStatus;
 
-  @IsOptional()
+  @Omittable()
   @IsUUID()
   companyUuid?: string;
 
   /** Matches the e-mail address or the contact's full name. */
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(100)
   search?: string;
 
   /** `field:asc|desc`; fields: createdAt, email, lastLoginAt. Default `createdAt:desc`. */
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(40)
   sort?: string;

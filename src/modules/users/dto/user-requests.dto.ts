@@ -1,5 +1,6 @@
-import { IsEmail, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsEmail, IsNotEmpty, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { NormalizeEmail } from '../../../common/validation/query-transforms';
+import { Omittable } from '../../../common/validation/presence';
 
 export const PASSWORD_MIN = 10;
 export const PASSWORD_MAX = 128;
@@ -28,7 +29,7 @@ export class RegisterDto {
   @MaxLength(PASSWORD_MAX)
   password: string;
 
-  @IsOptional()
+  @Omittable()
   @IsString()
   @Matches(PHONE, { message: 'phone must be a phone number' })
   phone?: string;
@@ -87,18 +88,18 @@ export class ChangePasswordDto {
 }
 
 export class UpdateMeDto {
-  @IsOptional()
+  @Omittable()
   @IsString()
   @IsNotEmpty()
   @MaxLength(200)
   fullName?: string;
 
-  @IsOptional()
+  @Omittable()
   @IsString()
   @Matches(PHONE, { message: 'phone must be a phone number' })
   phone?: string;
 
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(100)
   position?: string;

@@ -31,6 +31,10 @@ export class User extends BaseEntity {
   @Column({ type: 'integer', default: 0 })
   passwordVersion: number;
 
+  /** When the password last changed (change, reset, accepted invitation): refresh tokens issued before are refused. */
+  @Column({ type: DATETIME, nullable: true })
+  passwordChangedAt: Date | null;
+
   @Column({ type: 'varchar', length: 16, default: 'owner' })
   companyRole: CompanyRole;
 

@@ -1,0 +1,190 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import {
+  DataSource,
+  EntityManager,
+  EntityTarget,
+  ObjectLiteral,
+  QueryRunner,
+  SelectQueryBuilder,
+} from 'typeorm';
+import type { QueryResult } from 'typeorm/query-runner/QueryResult';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+
+/** First key of our advisory locks ("rela"), so they never meet another application's on the same database. */
+export const LOCK_NAMESPACE = 0x72656c61;
+
+/** Second key of a named lock: a stable 32-bit integer from its name. */
+export function lockKey(name: string): number {
+  return createHash('sha256').update(name).digest().readInt32BE(0);
+}
+
+/** What `withNamedLock` did: ran the work, or skipped it because the lock is held elsewhere. */
+export type NamedLockOutcome<T> = { acquired: true; result: T } | { acquired: false };
+
+/** The calendar unit of `utcPeriod`. */
+export type PeriodUnit = 'day' | 'month';
+
+/**
+ * TypeORM's PostgresQueryRunner (0.3) releases its pg client with an error through this
+ * method, which makes the pool destroy the client (and so end the session and its locks).
+ */
+interface ReleasableWithError {
+  releasePostgresConnection(err: unknown): Promise<void>;
+}
+
+type LockRow = { locked: boolean };
+
+/**
+ * What differs between the two databases, in one place: no module outside src/database/ asks
+ * which database it runs on; it names the operation it needs instead. PostgreSQL runs
+ * transactions concurrently and needs row locks; SQLite runs one transaction at a time
+ * (SqliteTransactionGate) in one process, so locks there are no-ops.
+ */
+@Injectable()
+export class SqlDialect {
+  /** For src/database/ only: everything else asks for an operation of this class. */
+  readonly isPostgres: boolean;
+  private readonly logger = new Logger(SqlDialect.name);
+
+  constructor(private readonly dataSource: DataSource) {
+    this.isPostgres = dataSource.options.type === 'postgres';
+  }
+
+  /** `SELECT … FOR UPDATE` (of the given aliases only, when joins are involved); nothing on SQLite. */
+  forUpdate<T extends ObjectLiteral>(qb: SelectQueryBuilder<T>, ...aliases: string[]): SelectQueryBuilder<T> {
+    if (this.isPostgres) qb.setLock('pessimistic_write', undefined, aliases.length > 0 ? aliases : undefined);
+    return qb;
+  }
+
+  /**
+   * Write-locks the rows `qb` selects for the rest of the transaction without using them:
+   * on SQLite, where the transaction already runs alone, no statement is sent at all.
+   */
+  async lockRows<T extends ObjectLiteral>(qb: SelectQueryBuilder<T>): Promise<void> {
+    if (!this.isPostgres) return;
+    await this.forUpdate(qb).getMany();
+  }
+
+  /**
+   * Inserts the rows whose unique keys are free and skips the others (`ON CONFLICT DO NOTHING`,
+   * SQLite's `INSERT OR IGNORE`); answers how many rows were really inserted, so a concurrent
+   * insert of the same key is not counted twice. Entity listeners do not run: give every column.
+   */
+  async insertIgnoringDuplicates<T extends ObjectLiteral>(
+    manager: EntityManager,
+    target: EntityTarget<T>,
+    rows: QueryDeepPartialEntity<T>[],
+  ): Promise<number> {
+    if (!rows.length) return 0;
+    const [sql, parameters] = manager
+      .createQueryBuilder()
+      .insert()
+      .into(target)
+      .values(rows)
+      .orIgnore()
+      .updateEntity(false)
+      .getQueryAndParameters();
+    const result = await this.structuredQuery(manager, sql, parameters);
+    return result.affected ?? 0;
+  }
+
+  /**
+   * Adds to counter columns of the row with the given key, creating the row at the first count:
+   * `INSERT … ON CONFLICT (key) DO UPDATE SET n = n + excluded.n`, one atomic statement (never
+   * read-modify-write). `key` names the columns of the conflict target (a primary or unique key).
+   */
+  async addToCounters<T extends ObjectLiteral>(
+    manager: EntityManager,
+    target: EntityTarget<T>,
+    key: Partial<T>,
+    add: Partial<Record<keyof T, number>>,
+  ): Promise<void> {
+    const metadata = manager.connection.getMetadata(target);
+    const escape = (name: string) => manager.connection.driver.escape(name);
+    const column = (property: string) => {
+      const found = metadata.findColumnWithPropertyName(property);
+      if (!found) throw new Error(`addToCounters: ${metadata.name} has no column ${property}`);
+      return escape(found.databaseName);
+    };
+    const table = escape(metadata.tableName);
+    const conflict = Object.keys(key).map(column).join(', ');
+    const sets = Object.keys(add)
+      .map(column)
+      .map((c) => `${c} = ${table}.${c} + excluded.${c}`)
+      .join(', ');
+    await manager
+      .createQueryBuilder()
+      .insert()
+      .into(target)
+      .values({ ...key, ...add })
+      .onConflict(`(${conflict}) DO UPDATE SET ${sets}`)
+      .updateEntity(false)
+      .execute();
+  }
+
+  /**
+   * SQL text of the UTC day (`YYYY-MM-DD`) or month (`YYYY-MM`) of a timestamp column, for
+   * grouping a series. `column` is SQL (`billing.paid_at`). SQLite stores timestamps as
+   * `YYYY-MM-DD HH:MM:SS.SSS` in UTC, so there the period is a prefix of the stored text.
+   */
+  utcPeriod(column: string, unit: PeriodUnit): string {
+    if (this.isPostgres) {
+      const format = unit === 'month' ? 'YYYY-MM' : 'YYYY-MM-DD';
+      return `to_char(${column} AT TIME ZONE 'UTC', '${format}')`;
+    }
+    return `substr(${column}, 1, ${unit === 'month' ? 7 : 10})`;
+  }
+
+  /**
+   * Runs `work` while holding the lock `name` across every replica sharing the database, or
+   * skips it when another session holds the lock. On PostgreSQL a session advisory lock
+   * (LOCK_NAMESPACE, lockKey(name)), taken and released on one dedicated connection; SQLite
+   * is one process's file, so there the work simply runs.
+   */
+  async withNamedLock<T>(name: string, work: () => Promise<T>): Promise<NamedLockOutcome<T>> {
+    if (!this.isPostgres) return { acquired: true, result: await work() };
+
+    // A session-level lock belongs to one connection: lock and unlock on the same one.
+    const runner = this.dataSource.createQueryRunner();
+    const keys = [LOCK_NAMESPACE, lockKey(name)];
+    let unlockError: unknown;
+    try {
+      await runner.connect();
+      const rows = (await runner.query('SELECT pg_try_advisory_lock($1, $2) AS locked', keys)) as LockRow[];
+      if (!rows[0]?.locked) return { acquired: false };
+      try {
+        return { acquired: true, result: await work() };
+      } finally {
+        try {
+          await runner.query('SELECT pg_advisory_unlock($1, $2)', keys);
+        } catch (err: unknown) {
+          unlockError = err;
+          this.logger.error({ err, lock: name }, `Lock ${name}: advisory unlock failed`);
+        }
+      }
+    } finally {
+      // A connection that may still hold the lock is destroyed, never handed back to the pool.
+      if (unlockError)
+        await (runner as unknown as ReleasableWithError).releasePostgresConnection(unlockError);
+      else await runner.release();
+    }
+  }
+
+  /** Runs SQL on the manager's connection (its transaction's, if any) and answers the driver's structured result. */
+  private async structuredQuery(
+    manager: EntityManager,
+    sql: string,
+    parameters: unknown[],
+  ): Promise<QueryResult> {
+    const own: QueryRunner | undefined = manager.queryRunner
+      ? undefined
+      : manager.connection.createQueryRunner();
+    const runner = manager.queryRunner ?? own!;
+    try {
+      return await runner.query(sql, parameters, true);
+    } finally {
+      await own?.release();
+    }
+  }
+}

@@ -1,0 +1,236 @@
+import { Client } from 'pg';
+import { EntityManager } from 'typeorm';
+import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
+import { LOCK_NAMESPACE, lockKey, SqlDialect } from '../src/database/sql-dialect';
+import { TransactionService } from '../src/database/transaction.service';
+import { CompanyUsageDay } from '../src/modules/companies/entities/company-usage-day.entity';
+import { Company } from '../src/modules/companies/entities/company.entity';
+import { createActiveUser } from './support/factories';
+import { createTestApp, TestApp } from './support/test-app';
+
+/** A promise to resolve by hand: holds a transaction open while another one runs. */
+function latch(): { wait: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const wait = new Promise<void>((resolve) => (open = resolve));
+  return { wait, open };
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+/** Every operation of SqlDialect on the database of the run (SQLite, or PostgreSQL with DATABASE_URL). */
+describe('SqlDialect', () => {
+  let t: TestApp;
+  let dialect: SqlDialect;
+  let transactions: TransactionService;
+  let company: Company;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    dialect = t.app.get(SqlDialect);
+    transactions = t.app.get(TransactionService);
+    const user = await createActiveUser(t);
+    company = await t.dataSource.getRepository(Company).findOneByOrFail({ uuid: user.companyUuid });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const usage = () =>
+    t.dataSource
+      .getRepository(CompanyUsageDay)
+      .find({ where: { companyId: company.id }, order: { day: 'ASC' } })
+      .then((rows) => rows.map((r) => [r.day, r.count]));
+
+  it('knows the database of the run', () => {
+    expect(dialect.isPostgres).toBe(Boolean(process.env.DATABASE_URL));
+  });
+
+  describe.each([
+    [
+      'forUpdate',
+      (em: EntityManager) =>
+        dialect
+          .forUpdate(em.getRepository(Company).createQueryBuilder('company').where({ id: company.id }))
+          .getOne(),
+    ],
+    [
+      'lockRows',
+      (em: EntityManager) =>
+        dialect.lockRows(em.getRepository(Company).createQueryBuilder('company').where({ id: company.id })),
+    ],
+  ])('%s', (_name, lock) => {
+    it('makes a second transaction that locks the same row wait for the first to end', async () => {
+      const events: string[] = [];
+      const held = latch();
+      const first = transactions.run(async (em) => {
+        await lock(em);
+        events.push('first locked');
+        await held.wait;
+        events.push('first ends');
+      });
+      await tick();
+      const second = transactions.run(async (em) => {
+        await lock(em);
+        events.push('second locked');
+      });
+      await tick();
+      expect(events).toEqual(['first locked']);
+      held.open();
+      await Promise.all([first, second]);
+      expect(events).toEqual(['first locked', 'first ends', 'second locked']);
+    });
+  });
+
+  it('forUpdate still reads the rows', async () => {
+    const found = await transactions.run((em) =>
+      dialect
+        .forUpdate(em.getRepository(Company).createQueryBuilder('company').where({ id: company.id }))
+        .getOne(),
+    );
+    expect(found?.uuid).toBe(company.uuid);
+  });
+
+  describe('insertIgnoringDuplicates', () => {
+    const row = (day: string, count: number) => ({ companyId: company.id, day, count });
+
+    beforeEach(async () => {
+      await t.dataSource.getRepository(CompanyUsageDay).delete({ companyId: company.id });
+    });
+
+    it('inserts the new rows, keeps the existing ones as they are, and counts only what it inserted', async () => {
+      const em = t.dataSource.manager;
+      expect(await dialect.insertIgnoringDuplicates(em, CompanyUsageDay, [row('2026-01-01', 1)])).toBe(1);
+      const inserted = await dialect.insertIgnoringDuplicates(em, CompanyUsageDay, [
+        row('2026-01-01', 9),
+        row('2026-01-02', 2),
+        row('2026-01-03', 3),
+      ]);
+      expect(inserted).toBe(2);
+      expect(await usage()).toEqual([
+        ['2026-01-01', 1],
+        ['2026-01-02', 2],
+        ['2026-01-03', 3],
+      ]);
+      expect(await dialect.insertIgnoringDuplicates(em, CompanyUsageDay, [])).toBe(0);
+    });
+
+    it('runs inside the transaction of the manager it is given', async () => {
+      await expect(
+        transactions.run(async (em) => {
+          expect(await dialect.insertIgnoringDuplicates(em, CompanyUsageDay, [row('2026-02-01', 1)])).toBe(1);
+          throw new Error('rolled back on purpose');
+        }),
+      ).rejects.toThrow('rolled back on purpose');
+      expect(await usage()).toEqual([]);
+    });
+
+    it('counts each row once when two callers insert the same keys at the same time', async () => {
+      const rows = [row('2026-03-01', 1), row('2026-03-02', 1)];
+      const counts = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          transactions.run((em) => dialect.insertIgnoringDuplicates(em, CompanyUsageDay, rows)),
+        ),
+      );
+      expect(counts.reduce((a, b) => a + b, 0)).toBe(2);
+    });
+  });
+
+  describe('addToCounters', () => {
+    beforeEach(async () => {
+      await t.dataSource.getRepository(CompanyUsageDay).delete({ companyId: company.id });
+    });
+
+    it('creates the row at the first count and adds to it afterwards, atomically', async () => {
+      const add = (day: string, count: number) =>
+        dialect.addToCounters(
+          t.dataSource.manager,
+          CompanyUsageDay,
+          { companyId: company.id, day },
+          { count },
+        );
+      await add('2026-04-01', 3);
+      await Promise.all(Array.from({ length: 20 }, () => add('2026-04-01', 2)));
+      await add('2026-04-02', 5);
+      expect(await usage()).toEqual([
+        ['2026-04-01', 43],
+        ['2026-04-02', 5],
+      ]);
+    });
+  });
+
+  describe('utcPeriod', () => {
+    it.each([
+      ['2026-01-31T23:30:00.000Z', '2026-01-31', '2026-01'],
+      // 23:30 at -02:00 is already the next day, and month, in UTC.
+      ['2026-01-31T23:30:00.000-02:00', '2026-02-01', '2026-02'],
+      ['2026-12-31T00:00:00.000+05:00', '2026-12-30', '2026-12'],
+    ])('%s is day %s and month %s in UTC', async (at, day, month) => {
+      await t.dataSource.getRepository(Company).update({ id: company.id }, { periodEnd: new Date(at) });
+      const row = await t.dataSource
+        .getRepository(Company)
+        .createQueryBuilder('company')
+        .select(dialect.utcPeriod('company.period_end', 'day'), 'day')
+        .addSelect(dialect.utcPeriod('company.period_end', 'month'), 'month')
+        .where({ id: company.id })
+        .getRawOne<{ day: string; month: string }>();
+      expect(row).toEqual({ day, month });
+    });
+  });
+
+  describe('withNamedLock', () => {
+    it('runs the work and answers its result', async () => {
+      await expect(dialect.withNamedLock('dialect-test', () => Promise.resolve(7))).resolves.toEqual({
+        acquired: true,
+        result: 7,
+      });
+    });
+
+    it('passes the work’s failure on', async () => {
+      await expect(
+        dialect.withNamedLock('dialect-test', () => Promise.reject(new Error('work failed'))),
+      ).rejects.toThrow('work failed');
+    });
+
+    const onPostgres = process.env.DATABASE_URL ? describe : describe.skip;
+    onPostgres('on PostgreSQL, against another session (another replica)', () => {
+      let other: Client;
+      const keys = (name: string) => [LOCK_NAMESPACE, lockKey(name)];
+      const tryLock = async (name: string) =>
+        (await other.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS locked', keys(name)))
+          .rows[0].locked;
+
+      beforeAll(async () => {
+        other = new Client({ connectionString: (t.dataSource.options as PostgresConnectionOptions).url });
+        await other.connect();
+      });
+      afterAll(async () => {
+        await other.end();
+      });
+
+      it('skips the work while the other session holds the lock, and only that lock', async () => {
+        expect(await tryLock('held-elsewhere')).toBe(true);
+        try {
+          let ran = false;
+          const outcome = await dialect.withNamedLock('held-elsewhere', () => Promise.resolve((ran = true)));
+          expect([outcome, ran]).toEqual([{ acquired: false }, false]);
+          await expect(dialect.withNamedLock('another-name', () => Promise.resolve(1))).resolves.toEqual({
+            acquired: true,
+            result: 1,
+          });
+        } finally {
+          await other.query('SELECT pg_advisory_unlock($1, $2)', keys('held-elsewhere'));
+        }
+      });
+
+      it('holds the lock during the work and releases it afterwards, also after a failure', async () => {
+        const during = await dialect.withNamedLock('held-here', () => tryLock('held-here'));
+        expect(during).toEqual({ acquired: true, result: false });
+        await expect(
+          dialect.withNamedLock('held-here', () => Promise.reject(new Error('work failed'))),
+        ).rejects.toThrow('work failed');
+        expect(await tryLock('held-here')).toBe(true);
+        await other.query('SELECT pg_advisory_unlock($1, $2)', keys('held-here'));
+      });
+    });
+  });
+});
