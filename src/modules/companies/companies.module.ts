@@ -8,6 +8,8 @@ import { CompaniesAdminService } from './companies-admin.service';
 import { CompaniesController } from './companies.controller';
 import { CompaniesService } from './companies.service';
 import { CompanyBillings } from './company-billings';
+import { CompanyRegistrationController } from './company-registration.controller';
+import { CompanyRegistrationService } from './company-registration.service';
 import { CompanyStateEvents } from './company-state-events';
 import { CompanyStateService } from './company-state.service';
 import { CompanyAuditEvent } from './entities/company-audit-event.entity';
@@ -22,9 +24,10 @@ import { MembersService } from './members.service';
     UsersModule,
     PackagesModule,
   ],
-  controllers: [CompaniesController, CompaniesAdminController],
+  controllers: [CompanyRegistrationController, CompaniesController, CompaniesAdminController],
   providers: [
     CompanyBillings,
+    CompanyRegistrationService,
     CompanyStateEvents,
     CompanyStateService,
     CompaniesService,

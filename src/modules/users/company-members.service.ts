@@ -42,6 +42,32 @@ export class CompanyMembersService {
       .getOne();
   }
 
+  /** Whether any user (of any company) has this e-mail address. */
+  emailTaken(email: string): Promise<boolean> {
+    return this.users.exists({ where: { email } });
+  }
+
+  /** The founding owner of a newly registered company: `pending` until the address is verified. */
+  async createOwner(
+    em: EntityManager,
+    owner: { companyId: number; email: string; passwordHash: string; fullName: string; phone: string | null },
+  ): Promise<User> {
+    const contact = await em.save(
+      em.create(Contact, { companyId: owner.companyId, fullName: owner.fullName, phone: owner.phone }),
+    );
+    const user = await em.save(
+      em.create(User, {
+        email: owner.email,
+        passwordHash: owner.passwordHash,
+        status: 'pending',
+        companyRole: 'owner',
+        companyId: owner.companyId,
+        contactId: contact.id,
+      }),
+    );
+    return Object.assign(user, { contact });
+  }
+
   /** A `pending` member (role `member`, no password yet) with its contact. */
   async createPending(
     em: EntityManager,

@@ -9,40 +9,23 @@ import {
   ChangePasswordDto,
   EmailDto,
   LoginDto,
-  RegisterDto,
   ResetPasswordDto,
   TokenDto,
   UpdateMeDto,
 } from './dto/user-requests.dto';
 import { AcceptInviteDto, InvitationAcceptedDto } from './dto/invitation.dto';
-import { EmailVerifiedDto, MeDto, RegisteredDto, UserLoginDto } from './dto/user-response.dto';
+import { EmailVerifiedDto, MeDto, UserLoginDto } from './dto/user-response.dto';
 import { User } from './entities/user.entity';
 import { UsersService } from './users.service';
 
 @ApiTags('users')
+// POST /api/v1/users/register is CompanyRegistrationController (companies area: it writes the company).
 @Controller('api/v1/users')
 export class UsersController {
   constructor(
     private readonly users: UsersService,
     private readonly credentials: CredentialsService,
   ) {}
-
-  /**
-   * Register a company and its first user, the owner.
-   *
-   * @remarks
-   * Public. Creates the company and its owner, whose account stays `pending` until the e-mail address is
-   * verified: a verification e-mail is sent at once (its link is valid for 1 day). The password is 10 to 128
-   * characters. 409 when the e-mail address is already registered.
-   */
-  @Post('register')
-  @Public()
-  @ResponseMessage('Registration successful, check your e-mail to verify your address')
-  @ApiEnvelope(RegisteredDto, 201)
-  @ApiErrors(400, 409, 429)
-  register(@Body() dto: RegisterDto): Promise<RegisteredDto> {
-    return this.users.register(dto);
-  }
 
   /**
    * Log a customer user in.

@@ -1,23 +1,18 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { randomBytes } from 'node:crypto';
 import { EntityManager, In, Repository } from 'typeorm';
-import { ConflictError, InvalidCredentialsError } from '../../common/errors/domain-error';
-import { TransactionService } from '../../database/transaction.service';
+import { InvalidCredentialsError } from '../../common/errors/domain-error';
 import { CredentialsService } from '../auth/credentials.service';
-import { PasswordService } from '../auth/password.service';
 import { TokenService } from '../auth/token.service';
-import { Company } from '../companies/entities/company.entity';
 import { MailService } from '../mail/mail.service';
 import {
   NotificationRecipients,
   RecipientRow,
   UserRecipientSource,
 } from '../notifications/notification-recipients';
-import { NotificationsService } from '../notifications/notifications.service';
 import { AcceptInviteDto, InvitationAcceptedDto } from './dto/invitation.dto';
-import { RegisterDto, UpdateMeDto } from './dto/user-requests.dto';
-import { CompanySummaryDto, EmailVerifiedDto, MeDto, RegisteredDto, UserDto } from './dto/user-response.dto';
+import { UpdateMeDto } from './dto/user-requests.dto';
+import { EmailVerifiedDto, MeDto, UserDto } from './dto/user-response.dto';
 import { Contact } from './entities/contact.entity';
 import { User } from './entities/user.entity';
 
@@ -26,12 +21,9 @@ export class UsersService implements OnModuleInit, UserRecipientSource {
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
     @InjectRepository(Contact) private readonly contacts: Repository<Contact>,
-    private readonly transactions: TransactionService,
-    private readonly passwords: PasswordService,
     private readonly tokens: TokenService,
     private readonly credentials: CredentialsService,
     private readonly mail: MailService,
-    private readonly notifications: NotificationsService,
     private readonly recipients: NotificationRecipients,
   ) {}
 
@@ -70,55 +62,6 @@ export class UsersService implements OnModuleInit, UserRecipientSource {
       qb.andWhere('user.company_id IN (:...companyIds)', { companyIds: batch.companyIds });
     else qb.innerJoin('user.company', 'company').andWhere("company.status = 'active'");
     return qb.orderBy('user.id', 'ASC').limit(batch.limit).getMany();
-  }
-
-  /**
-   * Company, owner user (`pending`), contact and the admins' `company.registered`
-   * notifications in one transaction; then the verification e-mail.
-   */
-  async register(dto: RegisterDto): Promise<RegisteredDto> {
-    if (await this.users.exists({ where: { email: dto.email } })) {
-      throw new ConflictError('Email is already registered');
-    }
-    const passwordHash = await this.passwords.hash(dto.password);
-    const user = await this.transactions.run(async (em) => {
-      const company = await em.save(
-        em.create(Company, {
-          name: dto.companyName,
-          phone: dto.phone ?? null,
-          relayUsername: newRelayUsername(),
-        }),
-      );
-      const contact = await em.save(
-        em.create(Contact, { companyId: company.id, fullName: dto.fullName, phone: dto.phone ?? null }),
-      );
-      const created = await em.save(
-        em.create(User, {
-          email: dto.email,
-          passwordHash,
-          status: 'pending',
-          companyRole: 'owner',
-          companyId: company.id,
-          contactId: contact.id,
-        }),
-      );
-      await this.notifications.notifyAdmins(
-        ['superAdmin', 'admin'],
-        {
-          type: 'company.registered',
-          title: `New company: ${company.name}`,
-          body: `${company.name} signed up (${dto.email}).`,
-          data: { companyUuid: company.uuid },
-        },
-        em,
-      );
-      return Object.assign(created, { company, contact });
-    });
-    await this.sendVerificationMail(user);
-    return {
-      user: UserDto.from(user, user.company.uuid, user.contact.uuid),
-      company: CompanySummaryDto.from(user.company),
-    };
   }
 
   async verifyEmail(token: string): Promise<EmailVerifiedDto> {
@@ -205,13 +148,4 @@ export class UsersService implements OnModuleInit, UserRecipientSource {
       .innerJoinAndSelect('user.contact', 'contact')
       .innerJoinAndSelect('user.company', 'company');
   }
-}
-
-/** `r-` and 8 lower-case base-36 characters, e.g. `r-7f3k2q9d`. */
-function newRelayUsername(): string {
-  const alphabet = '0123456789abcdefghijklmnopqrstuvwxyz';
-  const bytes = randomBytes(8);
-  let name = 'r-';
-  for (const b of bytes) name += alphabet[b % 36];
-  return name;
 }
