@@ -18,7 +18,10 @@ export default tseslint.config(
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-extraneous-class': 'off',
-      'no-restricted-imports': [
+      // One owner per table: an area reaches another area's rows through that area's exported
+      // service, never through its entity classes or repositories. Types and CONSTANT_CASE
+      // values (status lists) may still be imported.
+      '@typescript-eslint/no-restricted-imports': [
         'error',
         {
           paths: [
@@ -29,6 +32,15 @@ export default tseslint.config(
                 'IsOptional lets null through to the database: use Omittable() or Nullable() from src/common/validation/presence.ts.',
             },
           ],
+          patterns: [
+            {
+              regex: '^\\.\\./(\\.\\./)?[a-z-]+/(entities/|[a-z-]+\\.repository$)',
+              importNamePattern: '^(?![A-Z][A-Z0-9_]*$)',
+              allowTypeImports: true,
+              message:
+                "Another area's entities and repositories are its own: call the owning area's exported service (import type is fine).",
+            },
+          ],
         },
       ],
     },
@@ -36,7 +48,26 @@ export default tseslint.config(
   {
     // The one place that wraps IsOptional, and the environment schema (no JSON nulls there).
     files: ['src/common/validation/presence.ts', 'src/config/**/*.ts'],
-    rules: { 'no-restricted-imports': 'off' },
+    rules: { '@typescript-eslint/no-restricted-imports': 'off' },
+  },
+  {
+    // Entities relate to each other; the principal lookup and the credential subjects read the
+    // users and admins tables for auth by design (see their comments); tests and benches build fixtures.
+    files: [
+      'src/modules/*/entities/**/*.ts',
+      'src/database/**/*.ts',
+      'src/modules/auth/principal.repository.ts',
+      'src/modules/auth/credential-subjects.ts',
+      'test/**/*.ts',
+      'bench/**/*.ts',
+      '**/*.spec.ts',
+    ],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'class-validator', importNames: ['IsOptional'], message: 'Use Omittable() or Nullable().' }] },
+      ],
+    },
   },
   {
     // Tests read supertest's untyped bodies; the unsafe-any rules add noise there, not safety.

@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { RawResponse, ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
-import { Admin } from '../admins/entities/admin.entity';
+import type { Admin } from '../admins/entities/admin.entity';
 import { AdminRoles, CurrentAdmin } from '../auth/access.decorators';
 import { BillingReportsService } from './billing-reports.service';
 import { BillingReviewsService } from './billing-reviews.service';

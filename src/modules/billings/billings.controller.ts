@@ -8,7 +8,7 @@ import { CurrentUser, OwnerAuth, UserAuth } from '../auth/access.decorators';
 import { OwnedEntity } from '../auth/guards/company-ownership.guard';
 import { PackageDto, PackageListDto } from '../packages/dto/package-response.dto';
 import { PackagesService } from '../packages/packages.service';
-import { User } from '../users/entities/user.entity';
+import type { User } from '../users/entities/user.entity';
 import { BillingsService } from './billings.service';
 import { CreateBillingDto, ListBillingsQueryDto } from './dto/billing-requests.dto';
 import { Billing } from './entities/billing.entity';

@@ -5,8 +5,9 @@ import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import { CurrentUser, OwnerAuth, UserAuth } from '../auth/access.decorators';
-import { CompanyScoped, OwnedEntity, OwnedResource } from '../auth/guards/company-ownership.guard';
-import { User } from '../users/entities/user.entity';
+import { CompanyScoped, OwnedEntity } from '../auth/guards/company-ownership.guard';
+import type { User } from '../users/entities/user.entity';
+import { OwnedMember } from '../users/owned-member.decorator';
 import { CompaniesService } from './companies.service';
 import {
   AllowedIpsDto,
@@ -177,7 +178,7 @@ export class CompaniesController {
   @Delete('users/:userUuid')
   @OwnerAuth()
   @CompanyScoped()
-  @OwnedResource(User, 'User not found', { param: 'userUuid' })
+  @OwnedMember()
   @ResponseMessage('Member removed')
   @ApiEnvelope()
   @ApiErrors(409)

@@ -3,7 +3,7 @@ import { ApiTags } from '@nestjs/swagger';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
-import { Admin } from '../admins/entities/admin.entity';
+import type { Admin } from '../admins/entities/admin.entity';
 import { AdminRoles, CurrentAdmin } from '../auth/access.decorators';
 import { OwnedEntity } from '../auth/guards/company-ownership.guard';
 import { BroadcastDto, ListNotificationsQueryDto } from './dto/notification-requests.dto';

@@ -5,7 +5,7 @@ import { Page } from '../../common/pagination/page';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import { CurrentUser, UserAuth } from '../auth/access.decorators';
 import { OwnedEntity } from '../auth/guards/company-ownership.guard';
-import { User } from '../users/entities/user.entity';
+import type { User } from '../users/entities/user.entity';
 import { ListNotificationsQueryDto } from './dto/notification-requests.dto';
 import {
   NotificationDto,

@@ -3,7 +3,7 @@ import { ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { ApiEnvelope, ApiErrors, ErrorEnvelopeDto } from '../../common/swagger/api-envelope.decorator';
 import { CurrentUser, OwnerAuth } from '../auth/access.decorators';
-import { User } from '../users/entities/user.entity';
+import type { User } from '../users/entities/user.entity';
 import { CreatePaymentInvoiceDto } from './dto/payment-invoice-request.dto';
 import { PaymentInvoiceDto } from './dto/payment-invoice-response.dto';
 import { PaymentGatewayService } from './payment-gateway.service';

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PAYMENT_OUTCOMES, PaymentOutcome } from '../../billings/entities/payment-event.entity';
+import { PAYMENT_OUTCOMES, type PaymentOutcome } from '../../billings/entities/payment-event.entity';
 
 export class PaymentCallbackResultDto {
   /** The billing the callback was matched to, when one was. */

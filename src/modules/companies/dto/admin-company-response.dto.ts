@@ -1,11 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageResponseDto } from '../../../common/pagination/page';
 import {
-  Billing,
+  type Billing,
   BILLING_METHODS,
   BILLING_STATUSES,
-  BillingMethod,
-  BillingStatus,
+  type BillingMethod,
+  type BillingStatus,
 } from '../../billings/entities/billing.entity';
 import { CompanyDto, MemberDto } from './company-response.dto';
 

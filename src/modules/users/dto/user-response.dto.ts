@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { Company, COMPANY_STATUSES, CompanyStatus } from '../../companies/entities/company.entity';
+import { type Company, COMPANY_STATUSES, type CompanyStatus } from '../../companies/entities/company.entity';
 import { deriveRelayStatus, RELAY_STATUSES, RelayStatus } from '../../companies/relay-status';
 import type { Contact } from '../entities/contact.entity';
 import { COMPANY_ROLES, CompanyRole, User, USER_STATUSES, UserStatus } from '../entities/user.entity';

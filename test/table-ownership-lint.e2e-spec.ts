@@ -1,0 +1,96 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const root = join(__dirname, '..');
+
+interface LintCase {
+  file: string;
+  code: string;
+}
+
+/**
+ * Lints each `code` as if it were the given file of the project, with the project's own ESLint
+ * config, in one child process (the ESLint config is ESM, and one instance keeps one TypeScript
+ * program for all cases). Answers the no-restricted-imports messages of each case.
+ */
+function lintAs(cases: LintCase[]): string[][] {
+  const script = `
+    const { ESLint } = require('eslint');
+    const cases = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+    (async () => {
+      const eslint = new ESLint({ cwd: process.cwd() });
+      const out = [];
+      for (const c of cases) {
+        const [result] = await eslint.lintText(c.code, { filePath: c.file });
+        out.push(result.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message));
+      }
+      process.stdout.write(JSON.stringify(out));
+    })().catch((e) => { console.error(e); process.exit(1); });`;
+  const run = spawnSync(process.execPath, ['-e', script], {
+    cwd: root,
+    input: JSON.stringify(cases),
+    encoding: 'utf8',
+  });
+  if (run.status !== 0) throw new Error(run.stderr);
+  return JSON.parse(run.stdout) as string[][];
+}
+
+/** One owner per table (eslint.config.mjs): the rule refuses what it should and lets the rest through. */
+describe('lint: another area’s entities and repositories', () => {
+  const service = 'src/modules/companies/companies.service.ts';
+  const cases = {
+    entityInService: {
+      file: service,
+      code: "import { User } from '../users/entities/user.entity';\nexport const users = [User];\n",
+    },
+    entityInDto: {
+      file: 'src/modules/companies/dto/company-response.dto.ts',
+      code: "import { Billing } from '../../billings/entities/billing.entity';\nexport const b = Billing;\n",
+    },
+    repository: {
+      file: 'src/modules/billings/billings.service.ts',
+      code: "import { PrincipalRepository } from '../auth/principal.repository';\nexport const p = PrincipalRepository;\n",
+    },
+    allowed: {
+      file: service,
+      code: [
+        "import { Company } from './entities/company.entity';",
+        "import type { User } from '../users/entities/user.entity';",
+        "import { BILLING_STATUSES, type Billing } from '../billings/entities/billing.entity';",
+        'export const c = [Company, BILLING_STATUSES];',
+        'export type T = User | Billing;',
+        '',
+      ].join('\n'),
+    },
+    entityFile: {
+      file: 'src/modules/users/entities/user.entity.ts',
+      code: "import { Company } from '../../companies/entities/company.entity';\nexport const c = Company;\n",
+    },
+  } satisfies Record<string, LintCase>;
+  const names = Object.keys(cases) as Array<keyof typeof cases>;
+  const errors = {} as Record<keyof typeof cases, string[]>;
+
+  beforeAll(() => {
+    const results = lintAs(names.map((n) => cases[n]));
+    names.forEach((n, i) => (errors[n] = results[i]));
+  }, 120_000);
+
+  it('refuses a value import of another area’s entity in a service', () => {
+    expect(errors.entityInService).toEqual([
+      expect.stringContaining("'User' import from '../users/entities/user.entity' is restricted"),
+    ]);
+  });
+
+  it('refuses one from a DTO two folders down, and another area’s repository', () => {
+    expect(errors.entityInDto).toHaveLength(1);
+    expect(errors.repository).toHaveLength(1);
+  });
+
+  it('lets through the area’s own entities, type imports and CONSTANT_CASE values', () => {
+    expect(errors.allowed).toEqual([]);
+  });
+
+  it('does not apply to entity files, which relate to each other', () => {
+    expect(errors.entityFile).toEqual([]);
+  });
+});
