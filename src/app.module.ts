@@ -12,7 +12,9 @@ import { AuthModule } from './modules/auth/auth.module';
 import { BillingsModule } from './modules/billings/billings.module';
 import { CallbacksModule } from './modules/callbacks/callbacks.module';
 import { CompaniesModule } from './modules/companies/companies.module';
+import { DomainsModule } from './modules/domains/domains.module';
 import { HealthModule } from './modules/health/health.module';
+import { InternalModule } from './modules/internal/internal.module';
 import { JobsModule } from './modules/jobs/jobs.module';
 import { MailModule } from './modules/mail/mail.module';
 import { NotificationsModule } from './modules/notifications/notifications.module';
@@ -43,6 +45,8 @@ import { UsersModule } from './modules/users/users.module';
     BillingsModule,
     PaymentGatewayModule,
     CallbacksModule,
+    DomainsModule,
+    InternalModule,
     HealthModule,
   ],
   providers: [

@@ -130,6 +130,31 @@ export class EnvironmentVariables {
   LOG_LEVEL?: string;
 
   @Transform(toBool) @IsBoolean() TRUST_PROXY = false;
+
+  /** Comma-separated `ip[:port]` resolvers for domain checks; empty = the system's. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^\s*[0-9a-fA-F.:[\]]+(\s*,\s*[0-9a-fA-F.:[\]]+)*\s*$/, {
+    message: 'DNS_SERVERS must be comma-separated ip[:port] addresses',
+  })
+  DNS_SERVERS?: string;
+
+  @Transform(emptyTo('Relay')) @IsString() RELAY_NAME = 'Relay';
+  @Transform(emptyTo('smtp.relay.local')) @IsString() RELAY_SMARTHOST = 'smtp.relay.local';
+  @Transform(emptyToUndefined) @IsOptional() @IsString() RELAY_TLS_DOMAIN?: string;
+  @Transform(emptyTo('_spf.relay.local')) @IsString() SPF_INCLUDE = '_spf.relay.local';
+  @Transform(emptyTo('bounce')) @IsString() RETURN_PATH_PREFIX = 'bounce';
+  @Transform(emptyTo('rp.relay.local')) @IsString() RETURN_PATH_HOST = 'rp.relay.local';
+
+  /** relay-status refuses senders whose domain is not verified. */
+  @Transform((p) => toBool({ value: emptyTo('true')(p) })) @IsBoolean() RELAY_REQUIRE_VERIFIED_DOMAIN = true;
+
+  /** Port of the Postfix policy server (`npm run policy-server`). */
+  @Transform((p) => toInt({ value: emptyTo(10040)(p) }))
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  POLICY_PORT = 10040;
 }
 
 export interface SecretKeys {
@@ -180,6 +205,14 @@ export class AppConfig {
 
   get isProduction(): boolean {
     return this.env.NODE_ENV === 'production';
+  }
+
+  /** The resolvers of DNS_SERVERS as `node:dns` takes them, or undefined for the system's. */
+  get dnsServers(): string[] | undefined {
+    const servers = this.env.DNS_SERVERS?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    return servers?.length ? servers : undefined;
   }
 
   get appUrl(): string {
