@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { ACCESS_TOKEN_ALGORITHM, ACCESS_TOKEN_CLOCK_TOLERANCE_S } from '../src/modules/auth/token.service';
 import { benchDatabase, BenchDatabase } from './lib/database';
 import { measureHostileBodies } from './lib/hostile-bodies';
+import { relayQuery, seedRelayData } from './lib/relay-data';
 import { cpuMicros, RssSampler, residentBytes, RunningService, startService } from './lib/service';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
@@ -30,6 +31,7 @@ const JWT_SECONDS = 2;
  */
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
 const MB = 1024 * 1024;
+const INTERNAL_API_KEY = `bench-internal-${randomBytes(24).toString('hex')}`;
 
 /** Four different secrets of ≥ 32 characters; known to the bench, fixed for no reason but readability. */
 const SECRETS = {
@@ -110,20 +112,30 @@ function measureTokenVerification(): { perSecond: number; iterations: number } {
   return { perSecond: iterations / (elapsedMs / 1000), iterations };
 }
 
-/** Connection i sends `headers[i % headers.length]` on every request. */
+/** Connection i sends `headers[i % headers.length]` on every request; a POST sends `bodies` in turn, across all connections. */
 async function load(
   service: RunningService,
   path: string,
   headers: Record<string, string>[],
   seconds: number,
+  bodies?: string[],
 ) {
   const cpuBefore = cpuMicros(service.pid);
   let connection = 0;
+  let request = 0;
   const result = await autocannon({
     url: `${service.baseUrl}${path}`,
     connections: CONNECTIONS,
     duration: seconds,
     setupClient: (client) => client.setHeaders(headers[connection++ % headers.length]),
+    ...(bodies && {
+      requests: [
+        {
+          method: 'POST',
+          setupRequest: (req) => ({ ...req, body: bodies[request++ % bodies.length] }),
+        },
+      ],
+    }),
   });
   const cpuAfter = cpuMicros(service.pid);
   const run: HttpRun = {
@@ -148,12 +160,17 @@ async function load(
   return run;
 }
 
-async function measureHttp(service: RunningService, path: string, headers: Record<string, string>[] = [{}]) {
-  await load(service, path, headers, WARMUP_S);
-  const run = await load(service, path, headers, DURATION_S);
+async function measureHttp(
+  service: RunningService,
+  path: string,
+  headers: Record<string, string>[] = [{}],
+  bodies?: string[],
+) {
+  await load(service, path, headers, WARMUP_S, bodies);
+  const run = await load(service, path, headers, DURATION_S, bodies);
   if (run.non2xx || run.errors) {
     throw new Error(
-      `GET ${path}: ${run.non2xx} non-2xx answers and ${run.errors} errors out of ${run.requests} requests`,
+      `${bodies ? 'POST' : 'GET'} ${path}: ${run.non2xx} non-2xx answers and ${run.errors} errors out of ${run.requests} requests`,
     );
   }
   return run;
@@ -279,6 +296,7 @@ async function main(): Promise<void> {
       SMTP_URL: '',
       REDIS_URL: '',
       APP_URL: 'http://localhost:5173',
+      INTERNAL_API_KEY,
     });
     const tokens = await userTokens(service, db, CONNECTIONS);
 
@@ -293,6 +311,17 @@ async function main(): Promise<void> {
       service,
       '/api/v1/users/me',
       tokens.map((token) => ({ authorization: `Bearer ${token}` })),
+    );
+    console.log('seeding 10,000 companies and 20,000 suppression entries…');
+    const relayData = await seedRelayData(db);
+    console.log(
+      `POST /api/internal/relay-status: ${WARMUP_S} s warm-up, ${DURATION_S} s at ${CONNECTIONS} connections…`,
+    );
+    const relay = await measureHttp(
+      service,
+      '/api/internal/relay-status',
+      [{ 'content-type': 'application/json', 'x-api-key': INTERNAL_API_KEY }],
+      Array.from({ length: relayData.relayUsernames.length }, (_, i) => relayQuery(relayData, i)),
     );
     rss.stop();
     console.log('hostile 1 MB bodies, each refused 10 times in a row…');
@@ -335,6 +364,21 @@ async function main(): Promise<void> {
         },
       ),
       figure(
+        'relay-status-ratio',
+        'POST /api/internal/relay-status ratio to ceiling',
+        relay.requestsPerSecond / live.requestsPerSecond,
+        'ratio',
+        { op: '>=', limit: 0.3 },
+        `${fmt(relay.requestsPerSecond)} req/s; 10,000 companies, 20,000 suppression entries, 3 recipients a request`,
+      ),
+      figure(
+        'relay-status-p99',
+        `POST /api/internal/relay-status p99 at ${CONNECTIONS} connections`,
+        relay.latencyMs.p99,
+        'ms',
+        { op: '<=', limit: 20 },
+      ),
+      figure(
         'rss-peak',
         'resident memory during the HTTP runs (peak)',
         peakRss === undefined ? null : peakRss / MB,
@@ -364,7 +408,7 @@ async function main(): Promise<void> {
       r.serviceCpuMicrosPerRequest === null ? 'n/a' : `${fmt(r.serviceCpuMicrosPerRequest)} µs`;
     console.log(
       `\nload average at start ${machine.loadAverage} on ${machine.cpus} CPUs; service CPU per request ` +
-        `(user + system; less sensitive to other load than req/s): /health/live ${cpu(live)}, /api/v1/users/me ${cpu(me)}`,
+        `(user + system; less sensitive to other load than req/s): /health/live ${cpu(live)}, /api/v1/users/me ${cpu(me)}, /api/internal/relay-status ${cpu(relay)}`,
     );
 
     const results = {
@@ -377,7 +421,7 @@ async function main(): Promise<void> {
       figures,
       details: {
         tokenVerification: { ...verification, seconds: JWT_SECONDS },
-        http: { live, me },
+        http: { live, me, relay },
         hostileBodies: hostile,
         rss: {
           peakDuringRunsMb: peakRss === undefined ? null : peakRss / MB,

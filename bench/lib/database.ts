@@ -11,6 +11,8 @@ export interface BenchDatabase {
   env: Record<string, string>;
   /** Marks a registered user verified and active, as following the verification link would. */
   activateUser(email: string): Promise<void>;
+  /** Runs statements written with `?` placeholders, in one transaction, on the service's database. */
+  execute(statements: Array<{ sql: string; params: unknown[] }>): Promise<void>;
   drop(): Promise<void>;
 }
 
@@ -44,6 +46,17 @@ export async function benchDatabase(baseUrl = process.env.BENCH_DATABASE_URL): P
           await db.destroy();
         }
       },
+      async execute(statements) {
+        const db = new DataSource({ type: 'better-sqlite3', database: join(dataDir, 'relay.sqlite') });
+        await db.initialize();
+        try {
+          await db.transaction(async (em) => {
+            for (const { sql, params } of statements) await em.query(sql, params);
+          });
+        } finally {
+          await db.destroy();
+        }
+      },
       drop: () => Promise.resolve(removeDir()),
     };
   }
@@ -61,6 +74,19 @@ export async function benchDatabase(baseUrl = process.env.BENCH_DATABASE_URL): P
         c.query("UPDATE users SET status = 'active', email_verified_at = now() WHERE email = $1", [email]),
       );
       if (result.rowCount !== 1) throw new Error(`No user ${email} to activate`);
+    },
+    async execute(statements) {
+      await withClient(databaseUrl, async (c) => {
+        await c.query('BEGIN');
+        for (const { sql, params } of statements) {
+          let n = 0;
+          await c.query(
+            sql.replace(/\?/g, () => `$${++n}`),
+            params,
+          );
+        }
+        await c.query('COMMIT');
+      });
     },
     async drop() {
       await withClient(baseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));

@@ -6,6 +6,7 @@ import { PaymentEvent } from '../modules/billings/entities/payment-event.entity'
 import { CompanyAuditEvent } from '../modules/companies/entities/company-audit-event.entity';
 import { CompanyUsageDay } from '../modules/companies/entities/company-usage-day.entity';
 import { Company } from '../modules/companies/entities/company.entity';
+import { Domain } from '../modules/domains/entities/domain.entity';
 import { Notification } from '../modules/notifications/entities/notification.entity';
 import { Package } from '../modules/packages/entities/package.entity';
 import { SpamReport } from '../modules/spam-reports/entities/spam-report.entity';
@@ -29,4 +30,5 @@ export const ENTITIES = [
   Notification,
   SuppressionEntry,
   SpamReport,
+  Domain,
 ];

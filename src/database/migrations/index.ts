@@ -3,6 +3,7 @@ import { Commerce1763856000000 } from './1763856000000-commerce';
 import { Suppression1763942400000 } from './1763942400000-suppression';
 import { SpamReports1764028800000 } from './1764028800000-spam-reports';
 import { PasswordChangedAt1764115200000 } from './1764115200000-password-changed-at';
+import { Domains1764201600000 } from './1764201600000-domains';
 
 /** In order. Listed explicitly so the compiled app, ts-jest and the CLI all load the same set. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   Suppression1763942400000,
   SpamReports1764028800000,
   PasswordChangedAt1764115200000,
+  Domains1764201600000,
 ];

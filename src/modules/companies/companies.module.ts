@@ -10,7 +10,7 @@ import { CompaniesService } from './companies.service';
 import { CompanyBillings } from './company-billings';
 import { CompanyRegistrationController } from './company-registration.controller';
 import { CompanyRegistrationService } from './company-registration.service';
-import { CompanyStateEvents } from './company-state-events';
+import { CompanyRelayModule } from './company-relay.module';
 import { CompanyStateService } from './company-state.service';
 import { CompanyAuditEvent } from './entities/company-audit-event.entity';
 import { CompanyUsageDay } from './entities/company-usage-day.entity';
@@ -23,17 +23,17 @@ import { MembersService } from './members.service';
     AuthModule,
     UsersModule,
     PackagesModule,
+    CompanyRelayModule,
   ],
   controllers: [CompanyRegistrationController, CompaniesController, CompaniesAdminController],
   providers: [
     CompanyBillings,
     CompanyRegistrationService,
-    CompanyStateEvents,
     CompanyStateService,
     CompaniesService,
     CompaniesAdminService,
     MembersService,
   ],
-  exports: [CompanyBillings, CompanyStateEvents, CompanyStateService, CompaniesService],
+  exports: [CompanyBillings, CompanyRelayModule, CompanyStateService, CompaniesService],
 })
 export class CompaniesModule {}

@@ -9,6 +9,7 @@ import { PackageReferences } from '../packages/package-references';
 import { PackagesService } from '../packages/packages.service';
 import { utcDayOf } from '../../common/validation/date-filter';
 import { normalizeAllowedIps } from './allowed-ips';
+import { CompanyStateEvents } from './company-state-events';
 import { AllowedIpsDto, UpdateCompanyDto, UsageQueryDto } from './dto/company-requests.dto';
 import {
   AllowedIpsResultDto,
@@ -36,6 +37,7 @@ export class CompaniesService implements OnModuleInit {
     private readonly packageReferences: PackageReferences,
     private readonly passwords: PasswordService,
     private readonly recipients: NotificationRecipients,
+    private readonly stateEvents: CompanyStateEvents,
   ) {}
 
   /** Tells the packages area which packages companies have (it cannot import this area). */
@@ -151,6 +153,8 @@ export class CompaniesService implements OnModuleInit {
   async setAllowedIps(companyId: number, dto: AllowedIpsDto): Promise<AllowedIpsResultDto> {
     const ips = normalizeAllowedIps(dto.ips);
     await this.companies.update({ id: companyId }, { allowedIps: ips });
+    const { uuid } = await this.companies.findOneOrFail({ where: { id: companyId }, select: { uuid: true } });
+    this.stateEvents.emit({ companyId, companyUuid: uuid, kind: 'allowed_ips' });
     return { ips };
   }
 

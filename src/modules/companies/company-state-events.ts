@@ -2,7 +2,15 @@ import { Injectable, Logger } from '@nestjs/common';
 
 /** What changed in a company's state (resources.md Company: status, quota, period, usage). */
 export type CompanyStateChangeKind =
-  'suspended' | 'resumed' | 'suspension_reason' | 'quota' | 'period' | 'payment' | 'usage';
+  | 'suspended'
+  | 'resumed'
+  | 'suspension_reason'
+  | 'quota'
+  | 'period'
+  | 'payment'
+  | 'usage'
+  /** The networks that may relay without SMTP authentication (announced by CompaniesService). */
+  | 'allowed_ips';
 
 export interface CompanyStateChange {
   companyId: number;
@@ -14,7 +22,7 @@ export type CompanyStateListener = (change: CompanyStateChange) => void;
 
 /**
  * In-process announcements of committed changes to a company's state, raised by
- * CompanyStateService after the commit only (a rolled-back change announces nothing). What
+ * CompanyStateService (and CompaniesService for allowed IPs) after the commit only (a rolled-back change announces nothing). What
  * caches a company's state (the relay decision) listens here to forget it.
  */
 @Injectable()

@@ -1,4 +1,5 @@
 import type { RelayStatus } from '../companies/relay-status';
+import type { SuppressionReason } from '../suppression/entities/suppression-entry.entity';
 
 /** What the relay knows when it asks (at least one of the first three). */
 export interface RelayQuery {
@@ -11,8 +12,8 @@ export interface RelayQuery {
 
 export interface RejectedRecipient {
   email: string;
-  /** The suppression entry's reason (`hard_bounce`, `complaint`, …). */
-  reason: string;
+  /** The reason of the company's own entry, else of the global one. */
+  reason: SuppressionReason;
 }
 
 /** The answer of `POST /api/internal/relay-status` (integrations.md "Relay decision"). */

@@ -2,15 +2,16 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CompaniesModule } from '../companies/companies.module';
 import { SuppressionEntry } from './entities/suppression-entry.entity';
+import { SuppressionListsModule } from './suppression-lists';
 import { SuppressionAdminController } from './suppression-admin.controller';
 import { SuppressionController } from './suppression.controller';
 import { SuppressionService } from './suppression.service';
 
 /** Suppression lists: each company's and the global one (resources.md "Suppression entry"). */
 @Module({
-  imports: [TypeOrmModule.forFeature([SuppressionEntry]), CompaniesModule],
+  imports: [TypeOrmModule.forFeature([SuppressionEntry]), CompaniesModule, SuppressionListsModule],
   controllers: [SuppressionController, SuppressionAdminController],
   providers: [SuppressionService],
-  exports: [SuppressionService],
+  exports: [SuppressionService, SuppressionListsModule],
 })
 export class SuppressionModule {}

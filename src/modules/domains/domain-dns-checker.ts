@@ -1,0 +1,88 @@
+import { Injectable } from '@nestjs/common';
+import { Resolver } from 'node:dns/promises';
+import { AppConfig } from '../../config/app-config';
+import {
+  checkDkim,
+  checkDmarc,
+  checkOwnership,
+  checkReturnPath,
+  checkSpf,
+  CheckResult,
+  Lookup,
+} from './dns-records';
+import type { DnsRecord, Domain } from './entities/domain.entity';
+
+/** integrations.md "DNS": each query is bounded to 5 s; no answer in time is `missing` "DNS timeout". */
+export const DNS_QUERY_TIMEOUT_MS = 5_000;
+
+/**
+ * Live DNS checks of a domain's records, through `node:dns/promises` with the resolvers of
+ * DNS_SERVERS (the system's when unset). Never throws: what DNS could not answer is a record
+ * status.
+ */
+@Injectable()
+export class DomainDnsChecker {
+  constructor(private readonly config: AppConfig) {}
+
+  /** The domain's records with the result of one live check each (the queries run in parallel). */
+  async check(domain: Pick<Domain, 'verificationToken' | 'dkimPublicKey' | 'records'>): Promise<DnsRecord[]> {
+    const resolver = new Resolver({ timeout: DNS_QUERY_TIMEOUT_MS, tries: 1 });
+    const servers = this.config.dnsServers;
+    if (servers) resolver.setServers(servers);
+    const env = this.config.env;
+    const checkedAt = new Date().toISOString();
+    try {
+      return await Promise.all(
+        domain.records.map(async (record): Promise<DnsRecord> => {
+          let result: CheckResult;
+          switch (record.purpose) {
+            case 'ownership':
+              result = checkOwnership(
+                await lookup(() => resolver.resolveTxt(record.host)),
+                domain.verificationToken,
+              );
+              break;
+            case 'spf':
+              result = checkSpf(await lookup(() => resolver.resolveTxt(record.host)), env.SPF_INCLUDE);
+              break;
+            case 'dkim':
+              result = checkDkim(await lookup(() => resolver.resolveTxt(record.host)), domain.dkimPublicKey);
+              break;
+            case 'dmarc':
+              result = checkDmarc(await lookup(() => resolver.resolveTxt(record.host)));
+              break;
+            case 'return-path':
+              result = checkReturnPath(await lookup(() => resolver.resolveCname(record.host)), record.value);
+              break;
+          }
+          return { ...record, ...result, checkedAt };
+        }),
+      );
+    } finally {
+      resolver.cancel();
+    }
+  }
+}
+
+/** One query, its failure modes turned into values; a hard bound on top of c-ares' own timeout. */
+async function lookup<T>(query: () => Promise<T[]>): Promise<Lookup<T>> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<Lookup<T>>((resolve) => {
+    timer = setTimeout(() => resolve({ timeout: true }), DNS_QUERY_TIMEOUT_MS + 500);
+  });
+  try {
+    return await Promise.race([
+      query().then(
+        (answers): Lookup<T> => ({ answers }),
+        (e: NodeJS.ErrnoException): Lookup<T> => {
+          if (e.code === 'ENOTFOUND' || e.code === 'ENODATA') return { none: true };
+          if (e.code === 'ETIMEOUT' || e.code === 'ECANCELLED') return { timeout: true };
+          return { error: e.code ?? e.message };
+        },
+      ),
+      bound,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,76 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { ArrayMaxSize, IsInt, IsIP, IsString, Matches, MaxLength, Min } from 'class-validator';
+import { Omittable } from '../../../common/validation/presence';
+import { RELAY_STATUSES, type RelayStatus } from '../../companies/relay-status';
+import {
+  SUPPRESSION_REASONS,
+  type SuppressionReason,
+} from '../../suppression/entities/suppression-entry.entity';
+import type { RelayDecision, RelayQuery } from '../relay-decision';
+
+/** An address as SMTP carries it: something@domain, no spaces or angle brackets. */
+const MAILBOX = /^[^\s<>@]+@[^\s<>@]+$/;
+
+/** What the relay knows of a message; at least one of `relayUsername`, `clientAddress`, `sender`. */
+export class RelayStatusQueryDto implements RelayQuery {
+  /** The SASL username the client authenticated with. */
+  @Omittable()
+  @IsString()
+  @MaxLength(64)
+  relayUsername?: string;
+
+  /** The connecting client's IP address. */
+  @Omittable()
+  @IsIP()
+  clientAddress?: string;
+
+  /** The envelope sender (MAIL FROM); an empty string is the null sender of bounces. */
+  @Omittable()
+  @IsString()
+  @MaxLength(320)
+  @Matches(new RegExp(`${MAILBOX.source}|^$`), { message: 'sender must be an e-mail address or empty' })
+  sender?: string;
+
+  /** The envelope recipients (RCPT TO), at most 1000. */
+  @Omittable()
+  @IsString({ each: true })
+  @MaxLength(320, { each: true })
+  @Matches(MAILBOX, { each: true, message: 'each value in recipients must be an e-mail address' })
+  @ArrayMaxSize(1000)
+  recipients?: string[];
+
+  /** The message size in bytes, when known. */
+  @Omittable()
+  @IsInt()
+  @Min(0)
+  size?: number;
+}
+
+export class QuotaDto {
+  limit: number;
+  used: number;
+  remaining: number;
+}
+
+export class RejectedRecipientDto {
+  email: string;
+  @ApiProperty({ enum: SUPPRESSION_REASONS }) reason: SuppressionReason;
+}
+
+export class RelayDecisionDto implements RelayDecision {
+  /** Whether the relay may accept the message (`action` is `OK`). */
+  allowed: boolean;
+  /** The Postfix policy word and text: `OK`, `REJECT <text>` or `DEFER_IF_PERMIT <text>`. */
+  @ApiProperty({ example: 'OK' }) action: string;
+  /** The company's relay status; null when no company was found. */
+  @ApiProperty({ enum: RELAY_STATUSES, nullable: true, type: String }) status: RelayStatus | null;
+  @ApiProperty({ format: 'uuid', nullable: true, type: String }) companyUuid: string | null;
+  /** Why it is refused or deferred (the text of `action`); null when allowed. */
+  reason: string | null;
+  /** Null when no company was found. */
+  @ApiProperty({ type: QuotaDto, nullable: true }) quota: QuotaDto | null;
+  /** Whether the sender's domain is a verified domain of the company; null without a sender. */
+  @ApiProperty({ type: Boolean, nullable: true }) senderDomainVerified: boolean | null;
+  /** Recipients on the company's or the global suppression list: listed, not a reason to refuse the message. */
+  @ApiProperty({ type: [RejectedRecipientDto] }) rejectedRecipients: RejectedRecipientDto[];
+}

@@ -1,0 +1,228 @@
+import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { BlockList, isIP } from 'node:net';
+import { domainToASCII } from 'node:url';
+import { AppConfig } from '../../config/app-config';
+import { CompanyRelayFacts, CompanyRelayLookup } from '../companies/company-relay-lookup';
+import { CompanyStateEvents } from '../companies/company-state-events';
+import { deriveRelayStatus, RelayStatus } from '../companies/relay-status';
+import { DomainEvents } from '../domains/domain-events';
+import { DomainLookup } from '../domains/domain-lookup';
+import { SuppressionLists } from '../suppression/suppression-lists';
+import { RelayDecision, RelayQuery } from './relay-decision';
+
+/** How long a company's facts, a domain's owner or the allowed-IP table may be reused. */
+export const RELAY_CACHE_MS = 5_000;
+/** Entries a cache may hold before it is emptied (each is at most one per company or domain). */
+const MAX_CACHE_ENTRIES = 100_000;
+
+/** The Postfix word and the text of each refused relay state. */
+const REFUSALS: Record<Exclude<RelayStatus, 'active'>, string> = {
+  suspended: 'REJECT account suspended',
+  no_package: 'REJECT no active package',
+  expired: 'DEFER_IF_PERMIT subscription period expired',
+  quota_exceeded: 'DEFER_IF_PERMIT quota exceeded',
+};
+const UNKNOWN_ACCOUNT = 'REJECT unknown account';
+const UNVERIFIED_DOMAIN = 'REJECT sender domain not verified';
+
+interface Cached<T> {
+  value: T;
+  until: number;
+}
+
+/** The networks that may relay without SMTP authentication, by company. */
+interface AllowedNetworks {
+  list: Array<{ companyId: number; networks: BlockList }>;
+  until: number;
+}
+
+/**
+ * The relay decision (integrations.md "Relay decision"): which company sends, whether it may
+ * relay now, and which recipients are suppressed. Companies' facts and domains' owners are
+ * cached for at most RELAY_CACHE_MS and forgotten at once when the companies or domains area
+ * announces a change (suspension, payment, quota, usage, allowed IPs, a domain verified or lost),
+ * so a suspended company is refused on the very next call in this process. Another process
+ * (the Postfix policy server) hears of changes by expiry only: at most RELAY_CACHE_MS later.
+ */
+@Injectable()
+export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
+  private readonly facts = new Map<number, Cached<CompanyRelayFacts | null>>();
+  private readonly byUsername = new Map<string, Cached<number | null>>();
+  private readonly domainOwners = new Map<string, Cached<number | null>>();
+  private allowedNetworks?: AllowedNetworks;
+  private readonly unsubscribe: Array<() => void> = [];
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly companies: CompanyRelayLookup,
+    private readonly companyEvents: CompanyStateEvents,
+    private readonly domains: DomainLookup,
+    private readonly domainEvents: DomainEvents,
+    private readonly suppression: SuppressionLists,
+  ) {}
+
+  onModuleInit(): void {
+    this.unsubscribe.push(
+      this.companyEvents.onChange(({ companyId, kind }) => {
+        this.facts.delete(companyId);
+        if (kind === 'allowed_ips') this.allowedNetworks = undefined;
+      }),
+      this.domainEvents.onChange(({ name }) => this.domainOwners.delete(name)),
+    );
+  }
+
+  onModuleDestroy(): void {
+    for (const stop of this.unsubscribe) stop();
+  }
+
+  async decide(query: RelayQuery): Promise<RelayDecision> {
+    const now = Date.now();
+    const senderDomain = domainOf(query.sender);
+    const company = await this.resolveCompany(query, senderDomain, now);
+    if (!company) {
+      return {
+        allowed: false,
+        action: UNKNOWN_ACCOUNT,
+        status: null,
+        companyUuid: null,
+        reason: reasonOf(UNKNOWN_ACCOUNT),
+        quota: null,
+        senderDomainVerified: null,
+        rejectedRecipients: [],
+      };
+    }
+    const status = deriveRelayStatus(company, new Date(now));
+    const senderDomainVerified =
+      senderDomain === null ? null : (await this.domainOwner(senderDomain, now)) === company.id;
+    let action = status === 'active' ? 'OK' : REFUSALS[status];
+    if (action === 'OK' && senderDomainVerified === false && this.config.env.RELAY_REQUIRE_VERIFIED_DOMAIN) {
+      action = UNVERIFIED_DOMAIN;
+    }
+    const rejectedRecipients = query.recipients?.length
+      ? await this.suppression.suppressedAmong(company.id, query.recipients)
+      : [];
+    return {
+      allowed: action === 'OK',
+      action,
+      status,
+      companyUuid: company.uuid,
+      reason: action === 'OK' ? null : reasonOf(action),
+      quota: {
+        limit: company.quota,
+        used: company.used,
+        remaining: Math.max(0, company.quota - company.used),
+      },
+      senderDomainVerified,
+      rejectedRecipients,
+    };
+  }
+
+  /**
+   * The SASL username; else the one company whose allowed networks hold the client address;
+   * else the company owning the sender's verified domain. Networks shared by several companies
+   * (a mailbox suite's) do not identify one: the sender's domain decides among them, and failing
+   * that the address identifies none.
+   */
+  private async resolveCompany(
+    query: RelayQuery,
+    senderDomain: string | null,
+    now: number,
+  ): Promise<CompanyRelayFacts | null> {
+    if (query.relayUsername) {
+      const id = await this.companyIdByUsername(query.relayUsername, now);
+      return id === null ? null : this.companyFacts(id, now);
+    }
+    let owner: number | null | undefined;
+    if (query.clientAddress) {
+      const candidates = await this.companiesAllowing(query.clientAddress, now);
+      if (candidates.length === 1) return this.companyFacts(candidates[0], now);
+      if (candidates.length > 1 && senderDomain) {
+        owner = await this.domainOwner(senderDomain, now);
+        if (owner !== null && candidates.includes(owner)) return this.companyFacts(owner, now);
+      }
+    }
+    if (!senderDomain) return null;
+    owner ??= await this.domainOwner(senderDomain, now);
+    return owner === null ? null : this.companyFacts(owner, now);
+  }
+
+  private async companyIdByUsername(relayUsername: string, now: number): Promise<number | null> {
+    const hit = this.byUsername.get(relayUsername);
+    if (hit && hit.until > now) return hit.value;
+    const company = await this.companies.byRelayUsername(relayUsername);
+    remember(this.byUsername, relayUsername, company?.id ?? null, now);
+    if (company) remember(this.facts, company.id, company, now);
+    return company?.id ?? null;
+  }
+
+  private async companyFacts(id: number, now: number): Promise<CompanyRelayFacts | null> {
+    const hit = this.facts.get(id);
+    if (hit && hit.until > now) return hit.value;
+    const company = await this.companies.byId(id);
+    remember(this.facts, id, company, now);
+    return company;
+  }
+
+  private async domainOwner(domain: string, now: number): Promise<number | null> {
+    const hit = this.domainOwners.get(domain);
+    if (hit && hit.until > now) return hit.value;
+    const owner = await this.domains.verifiedDomainOwner(domain);
+    remember(this.domainOwners, domain, owner, now);
+    return owner;
+  }
+
+  private async companiesAllowing(clientAddress: string, now: number): Promise<number[]> {
+    // An IPv4 client seen through an IPv6 socket (::ffff:192.0.2.1) is matched as IPv4.
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(clientAddress);
+    if (mapped) clientAddress = mapped[1];
+    const version = isIP(clientAddress);
+    if (!version) return [];
+    if (!this.allowedNetworks || this.allowedNetworks.until <= now) {
+      this.allowedNetworks = {
+        list: toNetworks(await this.companies.withAllowedIps()),
+        until: now + RELAY_CACHE_MS,
+      };
+    }
+    const type = version === 4 ? 'ipv4' : 'ipv6';
+    return this.allowedNetworks.list
+      .filter(({ networks }) => networks.check(clientAddress, type))
+      .map(({ companyId }) => companyId);
+  }
+}
+
+function remember<K, V>(cache: Map<K, Cached<V>>, key: K, value: V, now: number): void {
+  if (cache.size >= MAX_CACHE_ENTRIES) cache.clear();
+  cache.set(key, { value, until: now + RELAY_CACHE_MS });
+}
+
+/** The text after the Postfix word, e.g. `account suspended`. */
+function reasonOf(action: string): string {
+  return action.slice(action.indexOf(' ') + 1);
+}
+
+/** The sender's domain as domains are stored (lower-case, punycode), or null for the null sender. */
+export function domainOf(sender: string | undefined): string | null {
+  if (!sender) return null;
+  const at = sender.lastIndexOf('@');
+  if (at < 0 || at === sender.length - 1) return null;
+  const domain = domainToASCII(
+    sender
+      .slice(at + 1)
+      .replace(/\.$/, '')
+      .toLowerCase(),
+  );
+  return domain || null;
+}
+
+function toNetworks(rows: Array<{ id: number; allowedIps: string[] }>): AllowedNetworks['list'] {
+  return rows.map(({ id, allowedIps }) => {
+    const networks = new BlockList();
+    for (const entry of allowedIps) {
+      const [address, prefix] = entry.split('/');
+      const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+      if (prefix === undefined) networks.addAddress(address, type);
+      else networks.addSubnet(address, Number(prefix), type);
+    }
+    return { companyId: id, networks };
+  });
+}

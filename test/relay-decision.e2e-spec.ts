@@ -1,0 +1,338 @@
+import { Repository } from 'typeorm';
+import { Company } from '../src/modules/companies/entities/company.entity';
+import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
+import { bearer, createActiveUser, createAdmin, CreatedAdmin, expectFailure } from './support/factories';
+import { createTestApp, TestApp } from './support/test-app';
+
+const API_KEY = 'internal-api-key-for-tests-0123456789abcdef';
+const DAY = 86_400_000;
+
+describe('Relay decision (POST /api/internal/relay-status)', () => {
+  let t: TestApp;
+  let admin: CreatedAdmin;
+  let companies: Repository<Company>;
+  let suppression: Repository<SuppressionEntry>;
+
+  const decide = (body: unknown, key: string | null = API_KEY) => {
+    const req = t.http().post('/api/internal/relay-status');
+    if (key !== null) req.set('x-api-key', key);
+    return req.send(body as object);
+  };
+
+  /** A company with its owner, in the state given (written before anything asked about it). */
+  async function company(state: Partial<Company> = {}): Promise<Company & { token: string }> {
+    const owner = await createActiveUser(t);
+    const found = await companies.findOneByOrFail({ uuid: owner.companyUuid });
+    const paid: Partial<Company> = {
+      packageUuid: '5f0c6f1e-8d3a-4a57-9a43-1b2c3d4e5f60',
+      periodStart: new Date(Date.now() - DAY),
+      periodEnd: new Date(Date.now() + 30 * DAY),
+      quota: 100,
+      used: 10,
+    };
+    await companies.update({ id: found.id }, { ...paid, ...state });
+    return Object.assign(await companies.findOneByOrFail({ id: found.id }), { token: owner.accessToken });
+  }
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { INTERNAL_API_KEY: API_KEY } });
+    companies = t.dataSource.getRepository(Company);
+    suppression = t.dataSource.getRepository(SuppressionEntry);
+    admin = await createAdmin(t, 'admin');
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  describe('who may ask, and what', () => {
+    it('refuses a missing or wrong API key (401)', async () => {
+      expectFailure((await decide({ relayUsername: 'r-x' }, null).expect(401)).body, 401);
+      expectFailure((await decide({ relayUsername: 'r-x' }, 'wrong-key').expect(401)).body, 401);
+    });
+
+    it('needs one of relayUsername, clientAddress or sender (400)', async () => {
+      const res = await decide({ recipients: ['jo@example.net'] }).expect(400);
+      expectFailure(res.body, 400, 'One of relayUsername, clientAddress or sender is required');
+    });
+
+    it.each([
+      [{ clientAddress: 'not-an-ip' }, 'clientAddress'],
+      [{ relayUsername: null }, 'relayUsername'],
+      [{ sender: 'no at sign' }, 'sender'],
+      [{ relayUsername: 'r-x', recipients: ['jo@example.net', 'nope'] }, 'recipients'],
+      [{ relayUsername: 'r-x', recipients: 'jo@example.net' }, 'recipients'],
+      [{ relayUsername: 'r-x', size: -1 }, 'size'],
+      [{ relayUsername: 'r-x', extra: 1 }, 'extra'],
+    ])('%j is a 400 naming %s', async (body, field) => {
+      const res = await decide(body).expect(400);
+      expectFailure(res.body, 400);
+      expect(JSON.stringify(res.body.error)).toContain(field);
+    });
+  });
+
+  describe('the company and its state', () => {
+    it('an unknown account is a 200 with allowed: false', async () => {
+      const res = await decide({ relayUsername: 'r-nobody00', recipients: ['jo@example.net'] }).expect(200);
+      expect(res.body).toMatchObject({ status: 'success', code: 200 });
+      expect(res.body.data).toEqual({
+        allowed: false,
+        action: 'REJECT unknown account',
+        status: null,
+        companyUuid: null,
+        reason: 'unknown account',
+        quota: null,
+        senderDomainVerified: null,
+        rejectedRecipients: [],
+      });
+    });
+
+    it('an active, paid company identified by its relay username may relay', async () => {
+      const acme = await company();
+      const res = await decide({
+        relayUsername: acme.relayUsername,
+        recipients: ['jo@example.net'],
+        size: 2048,
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual({
+        allowed: true,
+        action: 'OK',
+        status: 'active',
+        companyUuid: acme.uuid,
+        reason: null,
+        quota: { limit: 100, used: 10, remaining: 90 },
+        senderDomainVerified: null,
+        rejectedRecipients: [],
+      });
+    });
+
+    it.each<[string, Partial<Company>, string, string]>([
+      [
+        'suspended',
+        { status: 'suspended', suspendedReason: 'abuse' },
+        'REJECT account suspended',
+        'suspended',
+      ],
+      [
+        'never paid',
+        { packageUuid: null, periodStart: null, periodEnd: null, quota: 0, used: 0 },
+        'REJECT no active package',
+        'no_package',
+      ],
+      [
+        'expired',
+        { periodEnd: new Date(Date.now() - 1000) },
+        'DEFER_IF_PERMIT subscription period expired',
+        'expired',
+      ],
+      ['over quota', { quota: 100, used: 100 }, 'DEFER_IF_PERMIT quota exceeded', 'quota_exceeded'],
+    ])('a %s company gets %s', async (_, state, action, status) => {
+      const acme = await company(state);
+      const res = await decide({ relayUsername: acme.relayUsername }).expect(200);
+      expect(res.body.data).toMatchObject({
+        allowed: false,
+        action,
+        status,
+        companyUuid: acme.uuid,
+        reason: action.slice(action.indexOf(' ') + 1),
+      });
+    });
+
+    it('refuses a sender whose domain is not a verified domain of the company', async () => {
+      const acme = await company();
+      const res = await decide({
+        relayUsername: acme.relayUsername,
+        sender: 'news@unverified.example',
+      }).expect(200);
+      expect(res.body.data).toMatchObject({
+        allowed: false,
+        action: 'REJECT sender domain not verified',
+        status: 'active',
+        senderDomainVerified: false,
+      });
+      // The null sender of a bounce is not a domain to verify.
+      const bounce = await decide({ relayUsername: acme.relayUsername, sender: '' }).expect(200);
+      expect(bounce.body.data).toMatchObject({ allowed: true, action: 'OK', senderDomainVerified: null });
+    });
+  });
+
+  describe('the cache follows the company state', () => {
+    it('a suspension by an admin is refused on the very next call, and the resumption allowed', async () => {
+      const acme = await company();
+      expect((await decide({ relayUsername: acme.relayUsername }).expect(200)).body.data.allowed).toBe(true);
+      await t
+        .http()
+        .patch(`/api/v1/admins/companies/${acme.uuid}`)
+        .set(...bearer(admin.accessToken))
+        .send({ status: 'suspended', suspendedReason: 'abuse report' })
+        .expect(200);
+      const refused = await decide({ relayUsername: acme.relayUsername }).expect(200);
+      expect(refused.body.data).toMatchObject({ allowed: false, action: 'REJECT account suspended' });
+      await t
+        .http()
+        .patch(`/api/v1/admins/companies/${acme.uuid}`)
+        .set(...bearer(admin.accessToken))
+        .send({ status: 'active' })
+        .expect(200);
+      expect((await decide({ relayUsername: acme.relayUsername }).expect(200)).body.data.action).toBe('OK');
+    });
+
+    it('a quota override takes effect on the next call', async () => {
+      const acme = await company({ quota: 100, used: 50 });
+      expect((await decide({ relayUsername: acme.relayUsername }).expect(200)).body.data.quota).toEqual({
+        limit: 100,
+        used: 50,
+        remaining: 50,
+      });
+      await t
+        .http()
+        .patch(`/api/v1/admins/companies/${acme.uuid}`)
+        .set(...bearer(admin.accessToken))
+        .send({ quota: 50 })
+        .expect(200);
+      const res = await decide({ relayUsername: acme.relayUsername }).expect(200);
+      expect(res.body.data).toMatchObject({
+        allowed: false,
+        action: 'DEFER_IF_PERMIT quota exceeded',
+        quota: { limit: 50, used: 50, remaining: 0 },
+      });
+    });
+  });
+
+  describe('allowed IPs', () => {
+    const setIps = (c: Company & { token: string }, ips: string[]) =>
+      t
+        .http()
+        .put(`/api/v1/companies/${c.uuid}/allowed-ips`)
+        .set(...bearer(c.token))
+        .send({ ips })
+        .expect(200);
+
+    it('identifies the one company whose networks hold the client address, at once after a change', async () => {
+      const acme = await company();
+      expect((await decide({ clientAddress: '198.51.100.77' }).expect(200)).body.data.action).toBe(
+        'REJECT unknown account',
+      );
+      await setIps(acme, ['198.51.100.0/24', '2001:db8:77::/48']);
+      for (const clientAddress of ['198.51.100.77', '::ffff:198.51.100.77', '2001:db8:77::25']) {
+        const res = await decide({ clientAddress }).expect(200);
+        expect(res.body.data).toMatchObject({ allowed: true, companyUuid: acme.uuid });
+      }
+      expect((await decide({ clientAddress: '198.51.101.1' }).expect(200)).body.data.companyUuid).toBeNull();
+      await setIps(acme, []);
+      expect((await decide({ clientAddress: '198.51.100.77' }).expect(200)).body.data.companyUuid).toBeNull();
+    });
+
+    it('a network shared by two companies identifies neither by itself', async () => {
+      const one = await company();
+      const two = await company();
+      await setIps(one, ['192.0.2.0/24']);
+      await setIps(two, ['192.0.2.10']);
+      const res = await decide({ clientAddress: '192.0.2.10' }).expect(200);
+      expect(res.body.data).toMatchObject({
+        allowed: false,
+        companyUuid: null,
+        action: 'REJECT unknown account',
+      });
+      const onlyOne = await decide({ clientAddress: '192.0.2.11' }).expect(200);
+      expect(onlyOne.body.data.companyUuid).toBe(one.uuid);
+      await setIps(one, []);
+      await setIps(two, []);
+    });
+  });
+
+  describe('suppressed recipients', () => {
+    it('lists the recipients on the company’s list or the global one, and still allows the message', async () => {
+      const acme = await company();
+      const other = await company();
+      await suppression.save([
+        suppression.create({
+          companyId: acme.id,
+          email: 'bounced@example.net',
+          reason: 'hard_bounce',
+          source: 'log',
+        }),
+        suppression.create({
+          companyId: null,
+          email: 'global@example.net',
+          reason: 'complaint',
+          source: 'admin',
+        }),
+        suppression.create({
+          companyId: acme.id,
+          email: 'both@example.net',
+          reason: 'unsubscribe',
+          source: 'user',
+        }),
+        suppression.create({
+          companyId: null,
+          email: 'both@example.net',
+          reason: 'hard_bounce',
+          source: 'admin',
+        }),
+        suppression.create({
+          companyId: acme.id,
+          email: 'expired@example.net',
+          reason: 'manual',
+          source: 'user',
+          expiresAt: new Date(Date.now() - 1000),
+        }),
+        suppression.create({
+          companyId: other.id,
+          email: 'others@example.net',
+          reason: 'manual',
+          source: 'user',
+        }),
+      ]);
+      const res = await decide({
+        relayUsername: acme.relayUsername,
+        recipients: [
+          'clean@example.org',
+          'Bounced@Example.NET',
+          'global@example.net',
+          'both@example.net',
+          'expired@example.net',
+          'others@example.net',
+          'bounced@example.net',
+        ],
+      }).expect(200);
+      expect(res.body.data).toMatchObject({ allowed: true, action: 'OK' });
+      expect(res.body.data.rejectedRecipients).toEqual([
+        { email: 'bounced@example.net', reason: 'hard_bounce' },
+        { email: 'global@example.net', reason: 'complaint' },
+        { email: 'both@example.net', reason: 'unsubscribe' },
+      ]);
+    });
+  });
+});
+
+describe('Relay decision with RELAY_REQUIRE_VERIFIED_DOMAIN=false', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ env: { INTERNAL_API_KEY: API_KEY, RELAY_REQUIRE_VERIFIED_DOMAIN: 'false' } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('lets an unverified sender domain through, and says it is not verified', async () => {
+    const owner = await createActiveUser(t);
+    const companies = t.dataSource.getRepository(Company);
+    await companies.update(
+      { uuid: owner.companyUuid },
+      {
+        packageUuid: '5f0c6f1e-8d3a-4a57-9a43-1b2c3d4e5f60',
+        periodEnd: new Date(Date.now() + DAY),
+        quota: 10,
+      },
+    );
+    const { relayUsername } = await companies.findOneByOrFail({ uuid: owner.companyUuid });
+    const res = await t
+      .http()
+      .post('/api/internal/relay-status')
+      .set('x-api-key', API_KEY)
+      .send({ relayUsername, sender: 'news@unverified.example' })
+      .expect(200);
+    expect(res.body.data).toMatchObject({ allowed: true, action: 'OK', senderDomainVerified: false });
+  });
+});
