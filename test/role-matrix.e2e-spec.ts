@@ -4,6 +4,7 @@ import { Billing, BillingStatus } from '../src/modules/billings/entities/billing
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { Notification } from '../src/modules/notifications/entities/notification.entity';
 import { Package } from '../src/modules/packages/entities/package.entity';
+import { Domain } from '../src/modules/domains/entities/domain.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
 import { User } from '../src/modules/users/entities/user.entity';
 import { createPackage, insertBilling, pngBytes } from './support/billing-fixtures';
@@ -36,6 +37,8 @@ interface PerCaller {
   billingToRejectUuid: string;
   billingToRefundUuid: string;
   suppressionToDeleteUuid: string;
+  domainToVerifyUuid: string;
+  domainToDeleteUuid: string;
 }
 
 interface Fixtures {
@@ -94,6 +97,7 @@ const BILLINGS_READ = 'billings read';
 const BILLINGS_WRITE = 'billings approve, reject, refund';
 const REVENUE = 'reports revenue';
 const SUPPRESSION = 'suppression';
+const DOMAINS = 'domains';
 
 const billingStatus = async (t: TestApp, uuid: string) =>
   (await t.dataSource.getRepository(Billing).findOneByOrFail({ uuid })).status;
@@ -491,6 +495,53 @@ const MATRIX: MatrixEntry[] = [
           .findOneBy({ uuid: f.perCaller[caller.role].suppressionToDeleteUuid }),
       ).toBeNull(),
   },
+  // Domains.
+  {
+    row: DOMAINS,
+    method: 'get',
+    route: '/api/v1/admins/domains',
+    path: () => '/api/v1/admins/domains',
+    status: 200,
+    allowed: STAFF,
+  },
+  {
+    row: DOMAINS,
+    method: 'get',
+    route: '/api/v1/admins/domains/:uuid',
+    path: (f, role) => `/api/v1/admins/domains/${f.perCaller[role].domainToVerifyUuid}`,
+    status: 200,
+    allowed: STAFF,
+  },
+  {
+    row: DOMAINS,
+    method: 'post',
+    route: '/api/v1/admins/domains/:uuid/verify',
+    path: (f, role) => `/api/v1/admins/domains/${f.perCaller[role].domainToVerifyUuid}/verify`,
+    status: 200,
+    allowed: STAFF,
+    written: async (t, { f, caller }) =>
+      expect(
+        (
+          await t.dataSource
+            .getRepository(Domain)
+            .findOneByOrFail({ uuid: f.perCaller[caller.role].domainToVerifyUuid })
+        ).lastCheckedAt,
+      ).toBeInstanceOf(Date),
+  },
+  {
+    row: DOMAINS,
+    method: 'delete',
+    route: '/api/v1/admins/domains/:uuid',
+    path: (f, role) => `/api/v1/admins/domains/${f.perCaller[role].domainToDeleteUuid}`,
+    status: 200,
+    allowed: STAFF,
+    written: async (t, { f, caller }) =>
+      expect(
+        await t.dataSource
+          .getRepository(Domain)
+          .findOneBy({ uuid: f.perCaller[caller.role].domainToDeleteUuid }),
+      ).toBeNull(),
+  },
 ];
 
 /** Admin-area routes open to anyone (auth.md: login; endpoints.md: forgot / reset password). */
@@ -537,6 +588,21 @@ async function createFixtures(t: TestApp, callers: Record<AdminRoleName, Created
       )
     ).uuid;
   };
+  /** A pending domain with no records to check (its verify asks DNS nothing). */
+  const domain = async (label: string) =>
+    (
+      await t.dataSource.getRepository(Domain).save(
+        t.dataSource.getRepository(Domain).create({
+          companyId: company.id,
+          name: `${label.toLowerCase()}.matrix.example`,
+          verificationToken: 'token',
+          dkimSelector: 'rs202611',
+          dkimPublicKey: 'key',
+          dkimPrivateKey: 'sealed',
+          records: [],
+        }),
+      )
+    ).uuid;
   const perCaller = {} as Record<AdminRoleName, PerCaller>;
   for (const role of ADMIN_ROLE_NAMES) {
     perCaller[role] = {
@@ -556,6 +622,8 @@ async function createFixtures(t: TestApp, callers: Record<AdminRoleName, Created
           }),
         )
       ).uuid,
+      domainToVerifyUuid: await domain(`verify-${role}`),
+      domainToDeleteUuid: await domain(`delete-${role}`),
     };
   }
   return {
@@ -592,6 +660,7 @@ async function snapshot(t: TestApp): Promise<unknown> {
     billings: await t.dataSource.getRepository(Billing).find(order),
     notifications: await t.dataSource.getRepository(Notification).find(order),
     suppression: await t.dataSource.getRepository(SuppressionEntry).find(order),
+    domains: await t.dataSource.getRepository(Domain).find(order),
   };
 }
 

@@ -28,6 +28,12 @@ export const OPENAPI_TAGS: ReadonlyArray<{ name: string; description: string }> 
     name: 'suppression',
     description: "The company's suppression list: addresses the relay will not send the company's mail to.",
   },
+  {
+    name: 'domains',
+    description:
+      "The company's sender domains: the DNS records to publish (ownership, SPF, DKIM, DMARC, return " +
+      'path), live verification, and removal.',
+  },
   { name: 'notifications', description: "The signed-in user's notifications." },
   {
     name: 'admins',
@@ -47,6 +53,7 @@ export const OPENAPI_TAGS: ReadonlyArray<{ name: string; description: string }> 
     name: 'admin billings',
     description: 'Billings of every company: review of payment proofs, approval, rejection, refunds.',
   },
+  { name: 'admin domains', description: 'Sender domains of every company: reading, verifying and removing them.' },
   { name: 'admin reports', description: 'Platform-wide reports for admins (revenue).' },
   {
     name: 'admin suppression',

@@ -12,6 +12,7 @@ import type { Admin } from '../admins/entities/admin.entity';
 import { PackagesService } from '../packages/packages.service';
 import { CompanyMembersService } from '../users/company-members.service';
 import { CompaniesService } from './companies.service';
+import { DomainsService } from '../domains/domains.service';
 import { CompanyBillings } from './company-billings';
 import {
   AdminUpdateCompanyDto,
@@ -40,6 +41,7 @@ export class CompaniesAdminService {
     @InjectRepository(Company) private readonly companiesRepo: Repository<Company>,
     private readonly members: CompanyMembersService,
     private readonly billings: CompanyBillings,
+    private readonly domains: DomainsService,
     private readonly companies: CompaniesService,
     private readonly state: CompanyStateService,
     private readonly packages: PackagesService,
@@ -80,18 +82,17 @@ export class CompaniesAdminService {
   /** The company as its users see it, with its users, its domain count and its latest billing. */
   async get(uuid: string): Promise<AdminCompanyDetailDto> {
     const company = await this.find(uuid);
-    const [view, members, lastBilling] = await Promise.all([
+    const [view, members, lastBilling, domainsCount] = await Promise.all([
       this.companies.view(company),
       this.members.all(company.id),
       this.billings.lastOf(company.id),
+      this.domains.countOfCompany(company.id),
     ]);
     return {
       ...view,
       crmAccountId: company.crmAccountId,
       users: members.map((m) => MemberDto.fromMember(m, company.uuid)),
-      // The domains area does not exist yet: no company has a sender domain, so the count is 0.
-      // Once it exists this becomes a COUNT over its table.
-      domainsCount: 0,
+      domainsCount,
       lastBilling: lastBilling ? BillingSummaryDto.from(lastBilling) : null,
     };
   }

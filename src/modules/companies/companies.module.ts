@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
+import { DomainsModule } from '../domains/domains.module';
 import { PackagesModule } from '../packages/packages.module';
 import { UsersModule } from '../users/users.module';
 import { CompaniesAdminController } from './companies-admin.controller';
@@ -23,6 +24,7 @@ import { MembersService } from './members.service';
     AuthModule,
     UsersModule,
     PackagesModule,
+    DomainsModule,
     CompanyRelayModule,
   ],
   controllers: [CompanyRegistrationController, CompaniesController, CompaniesAdminController],

@@ -1,5 +1,19 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { UsersModule } from '../users/users.module';
+import { DomainDnsChecker } from './domain-dns-checker';
+import { DomainLookupModule } from './domain-lookup';
+import { DomainsAdminController } from './domains-admin.controller';
+import { DomainsController } from './domains.controller';
+import { DomainsService } from './domains.service';
+import { Domain } from './entities/domain.entity';
+import { VerifyRateLimit } from './verify-rate-limit';
 
 /** Sender domains: add, DNS records to publish, live verification, the daily re-check. */
-@Module({})
+@Module({
+  imports: [TypeOrmModule.forFeature([Domain]), DomainLookupModule, UsersModule],
+  controllers: [DomainsController, DomainsAdminController],
+  providers: [DomainsService, DomainDnsChecker, VerifyRateLimit],
+  exports: [DomainsService, DomainLookupModule],
+})
 export class DomainsModule {}

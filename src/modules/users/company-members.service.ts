@@ -42,6 +42,15 @@ export class CompanyMembersService {
       .getOne();
   }
 
+  /** Ids of the company's active owners (who hear of its domains' checks). */
+  async activeOwnerIds(companyId: number, em?: EntityManager): Promise<number[]> {
+    const owners = await (em?.getRepository(User) ?? this.users).find({
+      where: { companyId, companyRole: 'owner', status: 'active' },
+      select: { id: true },
+    });
+    return owners.map((o) => o.id);
+  }
+
   /** Whether any user (of any company) has this e-mail address. */
   emailTaken(email: string): Promise<boolean> {
     return this.users.exists({ where: { email } });

@@ -40,7 +40,7 @@ export class BillingSummaryDto {
 export class AdminCompanyDetailDto extends CompanyDto {
   crmAccountId: string | null;
   @ApiProperty({ type: [MemberDto] }) users: MemberDto[];
-  /** Sender domains of the company (0 until the domains area exists). */
+  /** How many sender domains the company has added (any status). */
   domainsCount: number;
   @ApiPropertyOptional({ type: BillingSummaryDto, nullable: true }) lastBilling: BillingSummaryDto | null;
 }

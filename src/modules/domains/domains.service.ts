@@ -1,0 +1,271 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { generateKeyPair, randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { Brackets, EntityManager, Repository } from 'typeorm';
+import { EncryptionService } from '../../common/crypto/encryption.service';
+import { BadRequestError, ConflictError, NotFoundError } from '../../common/errors/domain-error';
+import { Page, skipFor, toPage } from '../../common/pagination/page';
+import { AppConfig } from '../../config/app-config';
+import { isUniqueViolation } from '../../database/database-errors';
+import { TransactionService } from '../../database/transaction.service';
+import { JobRegistry } from '../jobs/job-registry';
+import { NotificationsService } from '../notifications/notifications.service';
+import { CompanyMembersService } from '../users/company-members.service';
+import { lostSpfOrDkim, passes, recordsToPublish } from './dns-records';
+import { DomainDnsChecker } from './domain-dns-checker';
+import { DomainEvents } from './domain-events';
+import { normaliseDomainName } from './domain-name';
+import { AdminListDomainsQueryDto, ListDomainsQueryDto } from './dto/domain-requests.dto';
+import { DomainDto } from './dto/domain-response.dto';
+import { DnsRecord, Domain, DomainStatus } from './entities/domain.entity';
+
+export const DOMAIN_NOT_FOUND = 'Domain not found';
+const ALREADY_ADDED = 'Domain already added';
+const VERIFIED_ELSEWHERE = 'Domain is verified by another company';
+/** Domains re-checked per query page by the daily job. */
+const RECHECK_BATCH = 100;
+
+const generateRsaKeyPair = promisify(generateKeyPair);
+
+/**
+ * Sender domains (resources.md "Domain"): adding one makes its DKIM key and the records to
+ * publish; a verification checks them live and moves the status; the daily `recheck-domains`
+ * job re-checks verified and failed ones.
+ */
+@Injectable()
+export class DomainsService implements OnModuleInit {
+  constructor(
+    @InjectRepository(Domain) private readonly domains: Repository<Domain>,
+    private readonly transactions: TransactionService,
+    private readonly config: AppConfig,
+    private readonly encryption: EncryptionService,
+    private readonly dns: DomainDnsChecker,
+    private readonly events: DomainEvents,
+    private readonly notifications: NotificationsService,
+    private readonly members: CompanyMembersService,
+    private readonly jobs: JobRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    this.jobs.register({ name: 'recheck-domains', run: () => this.recheckAll() });
+  }
+
+  async add(companyId: number, input: string): Promise<DomainDto> {
+    const normalised = normaliseDomainName(input);
+    if ('problem' in normalised) throw new BadRequestError(normalised.problem);
+    const { name } = normalised;
+    await this.refuseTaken(companyId, name);
+    // RSA key generation takes tens of milliseconds: on the thread pool, not the event loop.
+    const { publicKey, privateKey } = await generateRsaKeyPair('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'der' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
+    const now = new Date();
+    const dkimSelector = `rs${now.getUTCFullYear()}${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
+    const verificationToken = randomBytes(16).toString('hex');
+    const dkimPublicKey = publicKey.toString('base64');
+    const env = this.config.env;
+    const domain = this.domains.create({
+      companyId,
+      name,
+      status: 'pending',
+      verificationToken,
+      dkimSelector,
+      dkimPublicKey,
+      dkimPrivateKey: this.encryption.encrypt(privateKey),
+      records: recordsToPublish({
+        domain: name,
+        verificationToken,
+        dkimSelector,
+        dkimPublicKey,
+        spfInclude: env.SPF_INCLUDE,
+        returnPathPrefix: env.RETURN_PATH_PREFIX,
+        returnPathHost: env.RETURN_PATH_HOST,
+      }),
+      lastCheckedAt: null,
+      verifiedAt: null,
+    });
+    try {
+      await this.domains.insert(domain);
+    } catch (e: unknown) {
+      if (isUniqueViolation(e)) throw new ConflictError(ALREADY_ADDED);
+      throw e;
+    }
+    return this.view(domain.id);
+  }
+
+  /** The company's domains (by id for its users, by uuid for admins) or every domain, newest first. */
+  async list(
+    scope: { companyId?: number; companyUuid?: string },
+    q: ListDomainsQueryDto & Partial<Pick<AdminListDomainsQueryDto, 'search'>>,
+  ): Promise<Page<DomainDto>> {
+    const qb = this.withCompanyUuid();
+    if (scope.companyId !== undefined)
+      qb.andWhere('domain.companyId = :companyId', { companyId: scope.companyId });
+    if (scope.companyUuid !== undefined)
+      qb.andWhere('company.uuid = :companyUuid', { companyUuid: scope.companyUuid });
+    if (q.status) qb.andWhere('domain.status = :status', { status: q.status });
+    if (q.search) {
+      const needle = q.search
+        .trim()
+        .toLowerCase()
+        .replace(/[\\%_]/g, (c) => `\\${c}`);
+      qb.andWhere(
+        new Brackets((w) => w.where("domain.name LIKE :needle ESCAPE '\\'", { needle: `%${needle}%` })),
+      );
+    }
+    const [items, total] = await qb
+      .orderBy('domain.createdAt', 'DESC')
+      .addOrderBy('domain.id', 'DESC')
+      .skip(skipFor(q.page, q.limit))
+      .take(q.limit)
+      .getManyAndCount();
+    return toPage(
+      items.map((d) => DomainDto.from(d)),
+      total,
+      q.page,
+      q.limit,
+    );
+  }
+
+  async view(id: number): Promise<DomainDto> {
+    const domain = await this.withCompanyUuid().where('domain.id = :id', { id }).getOne();
+    if (!domain) throw new NotFoundError(DOMAIN_NOT_FOUND);
+    return DomainDto.from(domain);
+  }
+
+  /** For the admin routes: the domain with this uuid, whoever owns it (404 when none). */
+  async findByUuid(uuid: string): Promise<Domain> {
+    const domain = await this.domains.findOne({ where: { uuid } });
+    if (!domain) throw new NotFoundError(DOMAIN_NOT_FOUND);
+    return domain;
+  }
+
+  /** A live DNS check of every record; the status follows (see `transition`). */
+  async verify(domain: Domain): Promise<DomainDto> {
+    await this.checkAndApply(domain);
+    return this.view(domain.id);
+  }
+
+  async remove(domain: Domain): Promise<void> {
+    await this.transactions.run(async (em, scope) => {
+      await em.delete(Domain, { id: domain.id });
+      if (domain.status === 'verified') {
+        scope.afterCommit(() => this.events.emit({ companyId: domain.companyId, name: domain.name }));
+      }
+    });
+  }
+
+  countOfCompany(companyId: number): Promise<number> {
+    return this.domains.countBy({ companyId });
+  }
+
+  /** The `recheck-domains` job: verified and failed domains checked again; returns how many changed status. */
+  async recheckAll(): Promise<number> {
+    let changed = 0;
+    for (let lastId = 0; ;) {
+      const page = await this.domains
+        .createQueryBuilder('domain')
+        .where('domain.id > :lastId', { lastId })
+        .andWhere("domain.status IN ('verified', 'failed')")
+        .orderBy('domain.id', 'ASC')
+        .take(RECHECK_BATCH)
+        .getMany();
+      if (!page.length) return changed;
+      for (const domain of page) {
+        try {
+          if (await this.checkAndApply(domain)) changed += 1;
+        } catch (e: unknown) {
+          // A domain another company verified meanwhile stays as it was; the others go on.
+          if (!(e instanceof ConflictError)) throw e;
+        }
+      }
+      lastId = page[page.length - 1].id;
+    }
+  }
+
+  /**
+   * Checks the records and stores them with the status they lead to; returns whether the status
+   * changed. Becoming verified or failed is announced (DomainEvents, notifications) after the commit.
+   */
+  private async checkAndApply(domain: Domain): Promise<boolean> {
+    const records = await this.dns.check(domain);
+    const next = transition(domain.status, records);
+    const now = new Date();
+    try {
+      await this.transactions.run(async (em, scope) => {
+        const update: Partial<Domain> = { records, lastCheckedAt: now, status: next };
+        if (next === 'verified' && domain.status !== 'verified') update.verifiedAt = now;
+        const result = await em.update(Domain, { id: domain.id }, update);
+        if (!result.affected) throw new NotFoundError(DOMAIN_NOT_FOUND);
+        if (next === domain.status) return;
+        if (next === 'verified' || domain.status === 'verified') {
+          scope.afterCommit(() => this.events.emit({ companyId: domain.companyId, name: domain.name }));
+        }
+        if (next === 'verified' || next === 'failed') await this.notifyOwners(em, domain, next);
+      });
+    } catch (e: unknown) {
+      if (isUniqueViolation(e)) throw new ConflictError(VERIFIED_ELSEWHERE);
+      throw e;
+    }
+    const changed = next !== domain.status;
+    Object.assign(domain, { records, lastCheckedAt: now, status: next });
+    return changed;
+  }
+
+  private async notifyOwners(
+    em: EntityManager,
+    domain: Domain,
+    status: 'verified' | 'failed',
+  ): Promise<void> {
+    const owners = await this.members.activeOwnerIds(domain.companyId, em);
+    await this.notifications.notifyUsers(
+      owners,
+      status === 'verified'
+        ? {
+            type: 'domain.verified',
+            title: `${domain.name} is verified`,
+            body: `${domain.name} passed its DNS checks: mail from it may be relayed.`,
+            data: { domainUuid: domain.uuid, name: domain.name },
+          }
+        : {
+            type: 'domain.failed',
+            title: `${domain.name} failed its DNS check`,
+            body: `${domain.name} lost its SPF or DKIM record: mail from it is refused until the records are published again.`,
+            data: { domainUuid: domain.uuid, name: domain.name },
+          },
+      em,
+    );
+  }
+
+  private async refuseTaken(companyId: number, name: string): Promise<void> {
+    const existing = await this.domains.find({
+      where: [
+        { companyId, name },
+        { name, status: 'verified' },
+      ],
+      select: { id: true, companyId: true },
+    });
+    if (existing.some((d) => d.companyId === companyId)) throw new ConflictError(ALREADY_ADDED);
+    if (existing.length) throw new ConflictError(VERIFIED_ELSEWHERE);
+  }
+
+  private withCompanyUuid() {
+    return this.domains
+      .createQueryBuilder('domain')
+      .innerJoin('domain.company', 'company')
+      .addSelect('company.uuid');
+  }
+}
+
+/**
+ * The status after a check: verified when ownership, SPF and DKIM pass; a verified domain that
+ * lost SPF or DKIM fails; otherwise it stays as it was (a failing check leaves pending pending).
+ */
+export function transition(current: DomainStatus, records: readonly DnsRecord[]): DomainStatus {
+  if (passes(records)) return 'verified';
+  if (current === 'verified' && lostSpfOrDkim(records)) return 'failed';
+  return current;
+}
