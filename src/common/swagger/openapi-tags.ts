@@ -53,7 +53,10 @@ export const OPENAPI_TAGS: ReadonlyArray<{ name: string; description: string }> 
     name: 'admin billings',
     description: 'Billings of every company: review of payment proofs, approval, rejection, refunds.',
   },
-  { name: 'admin domains', description: 'Sender domains of every company: reading, verifying and removing them.' },
+  {
+    name: 'admin domains',
+    description: 'Sender domains of every company: reading, verifying and removing them.',
+  },
   { name: 'admin reports', description: 'Platform-wide reports for admins (revenue).' },
   {
     name: 'admin suppression',
