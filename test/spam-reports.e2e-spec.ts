@@ -1,6 +1,7 @@
 import { Repository } from 'typeorm';
 import { CompanyAuditEvent } from '../src/modules/companies/entities/company-audit-event.entity';
 import { Company } from '../src/modules/companies/entities/company.entity';
+import { Domain } from '../src/modules/domains/entities/domain.entity';
 import { Notification } from '../src/modules/notifications/entities/notification.entity';
 import { SpamReport } from '../src/modules/spam-reports/entities/spam-report.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
@@ -135,6 +136,24 @@ describe('Spam reports (POST /api/v1/spamming-mail)', () => {
     expect(await t.dataSource.getRepository(CompanyAuditEvent).countBy({ companyId: acme.id })).toBe(1);
   });
 
+  it('finds the company by the verified domain of the sender', async () => {
+    const acme = await company();
+    await t.dataSource.getRepository(Domain).save(
+      t.dataSource.getRepository(Domain).create({
+        companyId: acme.id,
+        name: 'spam-sender.test',
+        status: 'verified',
+        verificationToken: 'token',
+        dkimSelector: 'rs202611',
+        dkimPublicKey: 'key',
+        dkimPrivateKey: 'sealed',
+        records: [],
+      }),
+    );
+    const res = await report({ sender: 'News@Spam-Sender.TEST', messageId: '<by-sender@x>' }).expect(201);
+    expect((await reports.findOneByOrFail({ uuid: res.body.data.reportUuid })).companyId).toBe(acme.id);
+  });
+
   it.each([
     [
       'no company named',
@@ -145,7 +164,7 @@ describe('Spam reports (POST /api/v1/spamming-mail)', () => {
     ['an unknown relay username', { relayUsername: 'r-nobody' }, 404, 'Company not found'],
     ['an unknown company', { companyUuid: '00000000-0000-4000-8000-000000000000' }, 404, 'Company not found'],
     [
-      'only a sender (no sender domains yet)',
+      'a sender whose domain no company verified',
       { sender: 'news@acme.test' },
       404,
       'No company found for this sender',

@@ -28,3 +28,18 @@ export function normaliseDomainName(input: string): { name: string } | { problem
     return { problem: 'name must end in a top-level domain, not a number' };
   return { name };
 }
+
+/** The domain of an e-mail address as domains are stored (lower-case, punycode), or null (the null sender). */
+export function domainOf(address: string | undefined): string | null {
+  if (!address) return null;
+  const at = address.lastIndexOf('@');
+  if (at < 0 || at === address.length - 1) return null;
+  return (
+    domainToASCII(
+      address
+        .slice(at + 1)
+        .replace(/\.$/, '')
+        .toLowerCase(),
+    ) || null
+  );
+}

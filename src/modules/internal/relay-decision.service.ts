@@ -1,12 +1,12 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { BlockList, isIP } from 'node:net';
-import { domainToASCII } from 'node:url';
 import { AppConfig } from '../../config/app-config';
 import { CompanyRelayFacts, CompanyRelayLookup } from '../companies/company-relay-lookup';
 import { CompanyStateEvents } from '../companies/company-state-events';
 import { deriveRelayStatus, RelayStatus } from '../companies/relay-status';
 import { DomainEvents } from '../domains/domain-events';
 import { DomainLookup } from '../domains/domain-lookup';
+import { domainOf } from '../domains/domain-name';
 import { SuppressionLists } from '../suppression/suppression-lists';
 import { RelayDecision, RelayQuery } from './relay-decision';
 
@@ -198,20 +198,6 @@ function remember<K, V>(cache: Map<K, Cached<V>>, key: K, value: V, now: number)
 /** The text after the Postfix word, e.g. `account suspended`. */
 function reasonOf(action: string): string {
   return action.slice(action.indexOf(' ') + 1);
-}
-
-/** The sender's domain as domains are stored (lower-case, punycode), or null for the null sender. */
-export function domainOf(sender: string | undefined): string | null {
-  if (!sender) return null;
-  const at = sender.lastIndexOf('@');
-  if (at < 0 || at === sender.length - 1) return null;
-  const domain = domainToASCII(
-    sender
-      .slice(at + 1)
-      .replace(/\.$/, '')
-      .toLowerCase(),
-  );
-  return domain || null;
 }
 
 function toNetworks(rows: Array<{ id: number; allowedIps: string[] }>): AllowedNetworks['list'] {

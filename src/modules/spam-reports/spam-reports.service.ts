@@ -6,6 +6,8 @@ import { AppConfig } from '../../config/app-config';
 import { TransactionService } from '../../database/transaction.service';
 import { CompanyStateService } from '../companies/company-state.service';
 import type { Company } from '../companies/entities/company.entity';
+import { DomainLookup } from '../domains/domain-lookup';
+import { domainOf } from '../domains/domain-name';
 import { NotificationsService } from '../notifications/notifications.service';
 import { SuppressionService } from '../suppression/suppression.service';
 import { SpamReportDto, SpamReportResultDto } from './dto/spam-report.dto';
@@ -35,6 +37,7 @@ export class SpamReportsService {
     private readonly suppression: SuppressionService,
     private readonly notifications: NotificationsService,
     private readonly config: AppConfig,
+    private readonly domains: DomainLookup,
   ) {}
 
   async report(dto: SpamReportDto, reportedBy: string): Promise<SpamReportOutcome> {
@@ -108,8 +111,11 @@ export class SpamReportsService {
   private async lockCompany(em: EntityManager, dto: SpamReportDto): Promise<Company> {
     if (dto.relayUsername) return this.companyState.lock(em, { relayUsername: dto.relayUsername });
     if (dto.companyUuid) return this.companyState.lock(em, { uuid: dto.companyUuid });
-    // A sender names its company through a verified sender domain; that area does not exist yet.
-    throw new NotFoundError('No company found for this sender');
+    // A sender names its company through a verified sender domain.
+    const domain = domainOf(dto.sender);
+    const companyId = domain === null ? null : await this.domains.verifiedDomainOwner(domain);
+    if (companyId === null) throw new NotFoundError('No company found for this sender');
+    return this.companyState.lock(em, { id: companyId });
   }
 
   private async suspend(em: EntityManager, company: Company, reports: number): Promise<void> {
