@@ -1,0 +1,101 @@
+import {
+  formatReply,
+  MAX_REQUEST_BYTES,
+  PolicyProtocolError,
+  PolicyRequestParser,
+  toRelayQuery,
+} from './policy-protocol';
+
+const RCPT = [
+  'request=smtpd_access_policy',
+  'protocol_state=RCPT',
+  'protocol_name=ESMTP',
+  'client_address=192.0.2.7',
+  'client_name=mail.acme.test',
+  'helo_name=mail.acme.test',
+  'sender=news@acme.test',
+  'recipient=jo@example.net',
+  'sasl_username=r-7f3k2q9d',
+  'size=20480',
+  'instance=123.456.7',
+  '',
+  '',
+].join('\n');
+
+describe('PolicyRequestParser', () => {
+  it('parses one request ended by an empty line', () => {
+    const [request, ...rest] = new PolicyRequestParser().push(RCPT);
+    expect(rest).toEqual([]);
+    expect(Object.fromEntries(request)).toMatchObject({
+      request: 'smtpd_access_policy',
+      protocol_state: 'RCPT',
+      sender: 'news@acme.test',
+      sasl_username: 'r-7f3k2q9d',
+    });
+  });
+
+  it('accepts CRLF, requests split across chunks at any byte, and several requests in one chunk', () => {
+    const text = (RCPT + RCPT.replace('jo@', 'al@')).replace(/\n/g, '\r\n');
+    for (let cut = 1; cut < text.length; cut += 7) {
+      const parser = new PolicyRequestParser();
+      const requests = [...parser.push(text.slice(0, cut)), ...parser.push(text.slice(cut))];
+      expect(requests.map((r) => r.get('recipient'))).toEqual(['jo@example.net', 'al@example.net']);
+    }
+  });
+
+  it('keeps `=` inside values and empty values, and ignores lines without `=`', () => {
+    const [request] = new PolicyRequestParser().push('ccert_subject=CN=a=b\nsender=\nnonsense\n\n');
+    expect(request.get('ccert_subject')).toBe('CN=a=b');
+    expect(request.get('sender')).toBe('');
+    expect(request.has('nonsense')).toBe(false);
+  });
+
+  it('refuses a request over 64 KB, whole lines or not', () => {
+    expect(() => new PolicyRequestParser().push(`a=${'x'.repeat(MAX_REQUEST_BYTES)}`)).toThrow(
+      PolicyProtocolError,
+    );
+    const parser = new PolicyRequestParser();
+    expect(() => {
+      for (let i = 0; i < 2000; i++) parser.push(`name${i}=${'y'.repeat(40)}\n`);
+    }).toThrow(PolicyProtocolError);
+  });
+});
+
+describe('toRelayQuery', () => {
+  const parse = (text: string) => new PolicyRequestParser().push(text)[0];
+
+  it('maps the attributes of a RCPT request, one recipient', () => {
+    expect(toRelayQuery(parse(RCPT))).toEqual({
+      relayUsername: 'r-7f3k2q9d',
+      clientAddress: '192.0.2.7',
+      sender: 'news@acme.test',
+      recipients: ['jo@example.net'],
+      size: 20480,
+    });
+  });
+
+  it('reads an empty sender as the null sender and leaves out empty or missing attributes', () => {
+    expect(
+      toRelayQuery(
+        parse(
+          'request=smtpd_access_policy\nprotocol_state=RCPT\nclient_address=192.0.2.7\nsender=\nsasl_username=\nsize=0\n\n',
+        ),
+      ),
+    ).toEqual({ clientAddress: '192.0.2.7', sender: '' });
+  });
+
+  it.each([
+    ['another stage', RCPT.replace('protocol_state=RCPT', 'protocol_state=DATA')],
+    ['another request kind', RCPT.replace('request=smtpd_access_policy', 'request=junk')],
+    ['nothing that names a company', 'request=smtpd_access_policy\nprotocol_state=RCPT\nrecipient=a@b.c\n\n'],
+  ])('answers null (DUNNO) for %s', (_, text) => {
+    expect(toRelayQuery(parse(text))).toBeNull();
+  });
+});
+
+describe('formatReply', () => {
+  it('writes the action and the empty line, with no newline inside', () => {
+    expect(formatReply('OK')).toBe('action=OK\n\n');
+    expect(formatReply('REJECT bad\r\nthing')).toBe('action=REJECT bad thing\n\n');
+  });
+});

@@ -1,0 +1,74 @@
+import type { RelayQuery } from '../modules/internal/relay-decision';
+
+/** One policy request: Postfix's `name=value` attributes (SMTPD_POLICY_README). */
+export type PolicyAttributes = Map<string, string>;
+
+/** A request larger than this is not Postfix talking: the connection is closed. */
+export const MAX_REQUEST_BYTES = 64 * 1024;
+
+export class PolicyProtocolError extends Error {}
+
+/**
+ * Splits a connection's bytes into requests: `name=value` lines, an empty line ending each.
+ * Lines may end in LF or CRLF; a request may arrive in pieces, and several in one chunk.
+ */
+export class PolicyRequestParser {
+  private buffer = '';
+  private current: PolicyAttributes = new Map();
+  private currentBytes = 0;
+
+  /** The requests completed by this chunk, in order. Throws PolicyProtocolError on an oversized request. */
+  push(chunk: string): PolicyAttributes[] {
+    this.buffer += chunk;
+    const complete: PolicyAttributes[] = [];
+    let newline: number;
+    while ((newline = this.buffer.indexOf('\n')) !== -1) {
+      const line = this.buffer.slice(0, newline).replace(/\r$/, '');
+      this.buffer = this.buffer.slice(newline + 1);
+      this.currentBytes += newline + 1;
+      if (this.currentBytes > MAX_REQUEST_BYTES) throw new PolicyProtocolError('Policy request too large');
+      if (line === '') {
+        complete.push(this.current);
+        this.current = new Map();
+        this.currentBytes = 0;
+        continue;
+      }
+      const eq = line.indexOf('=');
+      // A line without `=` is not an attribute; Postfix never sends one, so it is ignored.
+      if (eq > 0) this.current.set(line.slice(0, eq), line.slice(eq + 1));
+    }
+    if (this.currentBytes + this.buffer.length > MAX_REQUEST_BYTES) {
+      throw new PolicyProtocolError('Policy request too large');
+    }
+    return complete;
+  }
+}
+
+/**
+ * The relay decision's question for one policy request, or null when the request is not one the
+ * service can judge (not the RCPT stage, or nothing that identifies a company): `DUNNO` then.
+ */
+export function toRelayQuery(attributes: PolicyAttributes): RelayQuery | null {
+  if (attributes.get('request') !== 'smtpd_access_policy') return null;
+  const state = attributes.get('protocol_state');
+  if (state !== undefined && state.toUpperCase() !== 'RCPT') return null;
+  const relayUsername = attributes.get('sasl_username') || undefined;
+  const clientAddress = attributes.get('client_address') || undefined;
+  const sender = attributes.get('sender') || undefined;
+  if (!relayUsername && !clientAddress && !sender) return null;
+  const recipient = attributes.get('recipient');
+  const size = Number(attributes.get('size'));
+  return {
+    ...(relayUsername && { relayUsername }),
+    ...(clientAddress && { clientAddress }),
+    // The null sender (a bounce) is an empty string: no sender domain to verify.
+    sender: sender ?? '',
+    ...(recipient && { recipients: [recipient] }),
+    ...(Number.isSafeInteger(size) && size > 0 && { size }),
+  };
+}
+
+/** The reply: `action=<word and text>` and the empty line. Newlines in the text would end it early. */
+export function formatReply(action: string): string {
+  return `action=${action.replace(/[\r\n]+/g, ' ')}\n\n`;
+}

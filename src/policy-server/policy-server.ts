@@ -1,0 +1,75 @@
+import { Logger } from '@nestjs/common';
+import { AddressInfo, createServer, Server, Socket } from 'node:net';
+import type { RelayDecision, RelayQuery } from '../modules/internal/relay-decision';
+import { formatReply, PolicyProtocolError, PolicyRequestParser, toRelayQuery } from './policy-protocol';
+
+export type Decide = (query: RelayQuery) => Promise<Pick<RelayDecision, 'action'>>;
+
+/** Close a connection that sends nothing for this long (Postfix keeps idle ones ~300 s itself). */
+const IDLE_TIMEOUT_MS = 330_000;
+
+/**
+ * Postfix's policy delegation protocol over TCP: any number of connections, each carrying
+ * requests one after another; every request gets `action=…`. A request the service cannot judge
+ * gets `DUNNO`; an internal error closes the connection, so Postfix applies its own default.
+ */
+export class PolicyServer {
+  private readonly logger = new Logger(PolicyServer.name);
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(private readonly decide: Decide) {
+    this.server = createServer((socket) => this.serve(socket));
+  }
+
+  listen(port: number, host = '127.0.0.1'): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve((this.server.address() as AddressInfo).port);
+      });
+    });
+  }
+
+  /** Stops accepting; connections close once their request in flight is answered. */
+  close(): Promise<void> {
+    for (const socket of this.sockets) socket.end();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private serve(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.setEncoding('utf8');
+    socket.setTimeout(IDLE_TIMEOUT_MS, () => socket.destroy());
+    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    const parser = new PolicyRequestParser();
+    // Requests on one connection are answered in order: each waits for the one before.
+    let answered = Promise.resolve();
+    socket.on('data', (chunk: string) => {
+      let requests;
+      try {
+        requests = parser.push(chunk);
+      } catch (e: unknown) {
+        if (!(e instanceof PolicyProtocolError)) throw e;
+        this.logger.warn(`${e.message}: closing the connection`);
+        socket.destroy();
+        return;
+      }
+      for (const attributes of requests) {
+        answered = answered.then(async () => {
+          if (socket.destroyed) return;
+          const query = toRelayQuery(attributes);
+          try {
+            const action = query ? (await this.decide(query)).action : 'DUNNO';
+            socket.write(formatReply(action));
+          } catch (e: unknown) {
+            this.logger.error({ err: e }, 'Relay decision failed: closing the connection');
+            socket.destroy();
+          }
+        });
+      }
+    });
+  }
+}
