@@ -1,4 +1,5 @@
 import {
+  postfixAction,
   formatReply,
   MAX_REQUEST_BYTES,
   PolicyProtocolError,
@@ -97,5 +98,13 @@ describe('formatReply', () => {
   it('writes the action and the empty line, with no newline inside', () => {
     expect(formatReply('OK')).toBe('action=OK\n\n');
     expect(formatReply('REJECT bad\r\nthing')).toBe('action=REJECT bad thing\n\n');
+  });
+});
+
+describe('postfixAction', () => {
+  it('turns DEFER_IF_PERMIT into DEFER (a 450 whatever restriction follows) and passes the rest', () => {
+    expect(postfixAction('DEFER_IF_PERMIT quota exceeded')).toBe('DEFER quota exceeded');
+    expect(postfixAction('REJECT account suspended')).toBe('REJECT account suspended');
+    expect(postfixAction('OK')).toBe('OK');
   });
 });

@@ -72,3 +72,13 @@ export function toRelayQuery(attributes: PolicyAttributes): RelayQuery | null {
 export function formatReply(action: string): string {
   return `action=${action.replace(/[\r\n]+/g, ' ')}\n\n`;
 }
+
+/**
+ * The decision's action as Postfix should apply it here. `DEFER_IF_PERMIT` defers only when a
+ * later restriction permits; after the contract's `check_policy_service …, reject` the `reject`
+ * wins, and a temporary refusal (quota, expired period) would bounce the mail for good. `DEFER`
+ * answers 450 whatever follows, which is what "retry after payment" needs.
+ */
+export function postfixAction(action: string): string {
+  return action.startsWith('DEFER_IF_PERMIT ') ? `DEFER ${action.slice('DEFER_IF_PERMIT '.length)}` : action;
+}

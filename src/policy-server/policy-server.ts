@@ -1,7 +1,13 @@
 import { Logger } from '@nestjs/common';
 import { AddressInfo, createServer, Server, Socket } from 'node:net';
 import type { RelayDecision, RelayQuery } from '../modules/internal/relay-decision';
-import { formatReply, PolicyProtocolError, PolicyRequestParser, toRelayQuery } from './policy-protocol';
+import {
+  formatReply,
+  PolicyProtocolError,
+  PolicyRequestParser,
+  postfixAction,
+  toRelayQuery,
+} from './policy-protocol';
 
 export type Decide = (query: RelayQuery) => Promise<Pick<RelayDecision, 'action'>>;
 
@@ -62,7 +68,7 @@ export class PolicyServer {
           if (socket.destroyed) return;
           const query = toRelayQuery(attributes);
           try {
-            const action = query ? (await this.decide(query)).action : 'DUNNO';
+            const action = query ? postfixAction((await this.decide(query)).action) : 'DUNNO';
             socket.write(formatReply(action));
           } catch (e: unknown) {
             this.logger.error({ err: e }, 'Relay decision failed: closing the connection');

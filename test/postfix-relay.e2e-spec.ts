@@ -1,0 +1,233 @@
+import { NestFactory } from '@nestjs/core';
+import { INestApplicationContext } from '@nestjs/common';
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { dirname } from 'node:path';
+import { Company } from '../src/modules/companies/entities/company.entity';
+import { Domain } from '../src/modules/domains/entities/domain.entity';
+import { RelayDecisionService } from '../src/modules/internal/relay-decision.service';
+import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
+import { startPolicyServer } from '../src/policy-server/main';
+import { PolicyServer } from '../src/policy-server/policy-server';
+import { PolicyServerModule } from '../src/policy-server/policy-server.module';
+import { bearer, createActiveUser } from './support/factories';
+import {
+  flushQueue,
+  POSTFIX_LOG,
+  postfixAvailable,
+  startPostfix,
+  stopPostfix,
+  swaks,
+} from './support/postfix';
+import { SmtpSink } from './support/smtp-sink';
+import { createTestApp, TestApp } from './support/test-app';
+
+const available = postfixAvailable();
+const DAY = 86_400_000;
+if (!available.ok) {
+  // CI installs Postfix and swaks (.ci/run): there, a missing one is a failure, not a skip.
+  if (process.env.CI) throw new Error(`The real-Postfix test cannot run in CI: ${available.why}`);
+  console.warn(`Skipping the real-Postfix test: ${available.why}`);
+}
+
+/**
+ * A stock Postfix asks the service, through the policy server, before it relays (issue 9): the
+ * messages are sent with swaks to Postfix on port 25, and what is relayed reaches a loopback
+ * SMTP sink as Postfix's next hop.
+ */
+(available.ok ? describe : describe.skip)('A real Postfix in front of the relay decision', () => {
+  let t: TestApp;
+  let sink: SmtpSink;
+  let policy: PolicyServer;
+  let policyPort: number;
+
+  /** A paid company in `state` with its owner; its verified sender domain when `domain` is given. */
+  async function company(state: Partial<Company>, domain?: string) {
+    const owner = await createActiveUser(t);
+    const companies = t.dataSource.getRepository(Company);
+    const found = await companies.findOneByOrFail({ uuid: owner.companyUuid });
+    await companies.update(
+      { id: found.id },
+      {
+        packageUuid: found.uuid,
+        periodStart: new Date(),
+        periodEnd: new Date(Date.now() + 30 * DAY),
+        quota: 100,
+        used: 0,
+        ...state,
+      },
+    );
+    if (domain) {
+      const domains = t.dataSource.getRepository(Domain);
+      await domains.save(
+        domains.create({
+          companyId: found.id,
+          name: domain,
+          status: 'verified',
+          verificationToken: 'token',
+          dkimSelector: 'rs202611',
+          dkimPublicKey: 'key',
+          dkimPrivateKey: 'sealed',
+          records: [],
+          verifiedAt: new Date(),
+        }),
+      );
+    }
+    return { ...found, token: owner.accessToken };
+  }
+
+  const setAllowedIps = (c: { uuid: string; token: string }, ips: string[]) =>
+    t
+      .http()
+      .put(`/api/v1/companies/${c.uuid}/allowed-ips`)
+      .set(...bearer(c.token))
+      .send({ ips })
+      .expect(200);
+
+  /** Waits for the sink to receive the message with this subject (Postfix delivers from its queue). */
+  async function relayed(subject: string): Promise<string[]> {
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const got = sink.mails.filter((m) => m.subject === subject).map((m) => m.to);
+      if (got.length) return got;
+      flushQueue();
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    throw new Error(`Postfix did not relay "${subject}" to the sink`);
+  }
+
+  beforeAll(async () => {
+    sink = await new SmtpSink().start();
+    t = await createTestApp();
+    ({ server: policy, port: policyPort } = await startPolicyServer(t.app, 0));
+    await startPostfix({ policyPort, relayPort: sink.port });
+  }, 60_000);
+  afterAll(async () => {
+    stopPostfix();
+    await policy?.close();
+    await t?.close();
+    await sink?.stop();
+  });
+
+  it('relays for an active company identified by its allowed IP (127.0.0.1/32) and its verified sender domain', async () => {
+    const acme = await company({}, 'acme-postfix.test');
+    await setAllowedIps(acme, ['127.0.0.1/32']);
+    const sent = await swaks('news@acme-postfix.test', 'jo@example.net', 'by allowed IP');
+    expect(sent.transcript).toMatch(/<- {2}250 2\.0\.0 Ok: queued as [0-9A-F]+/);
+    expect(sent.code).toBe(0);
+    expect(await relayed('by allowed IP')).toEqual(['jo@example.net']);
+    await setAllowedIps(acme, []);
+  }, 60_000);
+
+  it('relays for an active company identified by its verified sender domain alone', async () => {
+    await company({}, 'beta-postfix.test');
+    const sent = await swaks('news@beta-postfix.test', 'al@example.net', 'by sender domain');
+    expect(sent.code).toBe(0);
+    expect(await relayed('by sender domain')).toEqual(['al@example.net']);
+  }, 60_000);
+
+  it('refuses a suspended company at RCPT with 554 5.7.1 and the reason', async () => {
+    await company({ status: 'suspended', suspendedReason: 'abuse' }, 'gamma-postfix.test');
+    const sent = await swaks('news@gamma-postfix.test', 'jo@example.net', 'suspended');
+    expect(sent.transcript).toContain(
+      '554 5.7.1 <jo@example.net>: Recipient address rejected: account suspended',
+    );
+    expect(sent.code).not.toBe(0);
+    expect(sink.mails.filter((m) => m.subject === 'suspended')).toEqual([]);
+  }, 60_000);
+
+  it('defers a company over its quota with a 4xx', async () => {
+    await company({ quota: 10, used: 10 }, 'delta-postfix.test');
+    const sent = await swaks('news@delta-postfix.test', 'jo@example.net', 'over quota');
+    expect(sent.transcript).toMatch(
+      /450 4\.7\.1 <jo@example\.net>: Recipient address rejected: quota exceeded/,
+    );
+    expect(sent.code).not.toBe(0);
+  }, 60_000);
+
+  it('refuses a sender no company is known by', async () => {
+    const sent = await swaks('news@nobody-postfix.test', 'jo@example.net', 'unknown');
+    expect(sent.transcript).toContain(
+      '554 5.7.1 <jo@example.net>: Recipient address rejected: unknown account',
+    );
+  }, 60_000);
+
+  it('still relays to a suppressed recipient: the decision reports it, Postfix is not told to refuse', async () => {
+    const epsilon = await company({}, 'epsilon-postfix.test');
+    const suppression = t.dataSource.getRepository(SuppressionEntry);
+    await suppression.save(
+      suppression.create({
+        companyId: epsilon.id,
+        email: 'bounced@example.net',
+        reason: 'hard_bounce',
+        source: 'log',
+      }),
+    );
+    const decision = await t.app.get(RelayDecisionService).decide({
+      sender: 'news@epsilon-postfix.test',
+      recipients: ['bounced@example.net'],
+    });
+    expect(decision).toMatchObject({
+      allowed: true,
+      rejectedRecipients: [{ email: 'bounced@example.net', reason: 'hard_bounce' }],
+    });
+    const sent = await swaks('news@epsilon-postfix.test', 'bounced@example.net', 'suppressed recipient');
+    expect(sent.code).toBe(0);
+    expect(await relayed('suppressed recipient')).toEqual(['bounced@example.net']);
+  }, 60_000);
+
+  it('logs what it did to its own log file (for the log shipper)', () => {
+    const log = readFileSync(POSTFIX_LOG, 'utf8');
+    expect(log).toMatch(
+      /postfix\/smtp\[\d+\]: [0-9A-F]+: to=<jo@example\.net>, relay=127\.0\.0\.1\[127\.0\.0\.1\]:\d+, .*status=sent/,
+    );
+    expect(log).toMatch(
+      /NOQUEUE: reject: RCPT from .*: 554 5\.7\.1 <jo@example\.net>: Recipient address rejected: account suspended/,
+    );
+  });
+
+  describe('npm run policy-server (the standalone application)', () => {
+    let app: INestApplicationContext;
+    beforeAll(async () => {
+      // The same database as the API under test, as production runs the two side by side.
+      const options = t.dataSource.options;
+      const env =
+        options.type === 'postgres'
+          ? { DATABASE_URL: String(options.url) }
+          : { DATA_DIR: dirname(String(options.database)), DATABASE_URL: '' };
+      const saved = { ...process.env };
+      Object.assign(process.env, { NODE_ENV: 'test', LOG_LEVEL: 'silent', ...env });
+      try {
+        app = await NestFactory.createApplicationContext(PolicyServerModule, { logger: false });
+      } finally {
+        process.env = saved;
+      }
+    });
+    afterAll(() => app?.close());
+
+    it('loads only the relay decision and answers from the shared database', async () => {
+      const { server, port } = await startPolicyServer(app, 0);
+      try {
+        const answer = await new Promise<string>((resolve, reject) => {
+          const socket = connect(port, '127.0.0.1');
+          let text = '';
+          socket.setEncoding('utf8');
+          socket.on('data', (d: string) => {
+            text += d;
+            if (text.endsWith('\n\n')) {
+              socket.end();
+              resolve(text);
+            }
+          });
+          socket.on('error', reject);
+          socket.write(
+            'request=smtpd_access_policy\nprotocol_state=RCPT\nclient_address=192.0.2.9\nsender=news@beta-postfix.test\nrecipient=jo@example.net\n\n',
+          );
+        });
+        expect(answer).toBe('action=OK\n\n');
+      } finally {
+        await server.close();
+      }
+    });
+  });
+});

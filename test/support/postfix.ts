@@ -1,0 +1,106 @@
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { connect } from 'node:net';
+
+/**
+ * A stock Postfix on this machine (see ../shared/postfix.md), configured with `postconf -e` for
+ * one test: loopback only, every recipient relayed to `relayPort` on loopback, and the relay
+ * restrictions delegated to the policy service on `policyPort`.
+ */
+export const POSTFIX_LOG = '/var/log/postfix.log';
+
+/** Postfix and swaks are installed (`.ci/run` installs them) and we may run them (root). */
+export function postfixAvailable(): { ok: true } | { ok: false; why: string } {
+  for (const program of ['postfix', 'postconf', 'swaks']) {
+    if (spawnSync('which', [program]).status !== 0) return { ok: false, why: `${program} is not installed` };
+  }
+  if (process.getuid?.() !== 0) return { ok: false, why: 'Postfix listens on port 25, which needs root' };
+  return { ok: true };
+}
+
+export async function startPostfix(options: { policyPort: number; relayPort: number }): Promise<void> {
+  postconf({
+    maillog_file: POSTFIX_LOG,
+    relayhost: `[127.0.0.1]:${options.relayPort}`,
+    mynetworks: '127.0.0.0/8',
+    inet_interfaces: 'loopback-only',
+    inet_protocols: 'ipv4',
+    myhostname: 'relay.test',
+    mydestination: '',
+    smtp_tls_security_level: 'none',
+    compatibility_level: '3.6',
+    smtpd_relay_restrictions: `check_policy_service inet:127.0.0.1:${options.policyPort}, reject`,
+    // Answers of the policy service are not cached between tests' messages.
+    smtpd_policy_service_reuse_count_limit: '1',
+  });
+  const running = spawnSync('postfix', ['status']).status === 0;
+  // A restart rather than a reload: inet_interfaces changes need one.
+  if (running) execFileSync('postfix', ['stop'], { stdio: 'ignore' });
+  execFileSync('postfix', ['start'], { stdio: 'ignore' });
+  await waitForPort(25);
+}
+
+export function stopPostfix(): void {
+  if (spawnSync('postfix', ['status']).status === 0) execFileSync('postfix', ['stop'], { stdio: 'ignore' });
+}
+
+/** Asks Postfix to deliver its queue now instead of at its next scan. */
+export function flushQueue(): void {
+  spawnSync('postqueue', ['-f']);
+}
+
+export interface SwaksResult {
+  code: number | null;
+  /** swaks' transcript (what the client sent and what Postfix answered). */
+  transcript: string;
+}
+
+/**
+ * Sends one message with swaks to Postfix on 127.0.0.1:25. Asynchronous on purpose: the policy
+ * server answering Postfix may run in this very process.
+ */
+export function swaks(from: string, to: string, subject: string): Promise<SwaksResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('swaks', [
+      '--server',
+      '127.0.0.1:25',
+      '--from',
+      from,
+      '--to',
+      to,
+      '--header',
+      `Subject: ${subject}`,
+      '--body',
+      'Hello from the relay test.',
+      '--timeout',
+      '20',
+    ]);
+    let transcript = '';
+    child.stdout.on('data', (d: Buffer) => (transcript += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (transcript += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, transcript }));
+  });
+}
+
+function postconf(settings: Record<string, string>): void {
+  execFileSync('postconf', ['-e', ...Object.entries(settings).map(([k, v]) => `${k}=${v}`)], {
+    stdio: 'ignore',
+  });
+}
+
+async function waitForPort(port: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > deadline) throw new Error(`Postfix does not listen on port ${port}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
