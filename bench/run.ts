@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { ACCESS_TOKEN_ALGORITHM, ACCESS_TOKEN_CLOCK_TOLERANCE_S } from '../src/modules/auth/token.service';
 import { benchDatabase, BenchDatabase } from './lib/database';
 import { measureHostileBodies } from './lib/hostile-bodies';
+import { measurePolicyServer } from './lib/policy-server';
 import { relayQuery, seedRelayData } from './lib/relay-data';
 import { cpuMicros, RssSampler, residentBytes, RunningService, startService } from './lib/service';
 
@@ -324,6 +325,20 @@ async function main(): Promise<void> {
       Array.from({ length: relayData.relayUsernames.length }, (_, i) => relayQuery(relayData, i)),
     );
     rss.stop();
+    console.log(`policy server: ${WARMUP_S} s warm-up, ${DURATION_S} s at ${CONNECTIONS} connections…`);
+    const policy = await measurePolicyServer(
+      {
+        NODE_ENV: 'development',
+        LOG_LEVEL,
+        ...db.env,
+        ...SECRETS,
+        ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      },
+      relayData,
+      { connections: CONNECTIONS, seconds: DURATION_S, warmupS: WARMUP_S },
+    );
+    if (policy.failures)
+      throw new Error(`policy server: ${policy.failures} failed answers or closed connections`);
     console.log('hostile 1 MB bodies, each refused 10 times in a row…');
     const hostile = await measureHostileBodies(service);
     const worstBody = hostile.reduce((a, b) => (b.worstMs > a.worstMs ? b : a));
@@ -379,6 +394,14 @@ async function main(): Promise<void> {
         { op: '<=', limit: 20 },
       ),
       figure(
+        'policy-server',
+        `Postfix policy server, ${CONNECTIONS} connections, one recipient a request`,
+        policy.decisionsPerSecond,
+        '/s',
+        { op: '>=', limit: 5_000 },
+        `${fmt(policy.decisions)} decisions in ${fmt(policy.durationS, 1)} s`,
+      ),
+      figure(
         'rss-peak',
         'resident memory during the HTTP runs (peak)',
         peakRss === undefined ? null : peakRss / MB,
@@ -422,6 +445,7 @@ async function main(): Promise<void> {
       details: {
         tokenVerification: { ...verification, seconds: JWT_SECONDS },
         http: { live, me, relay },
+        policyServer: policy,
         hostileBodies: hostile,
         rss: {
           peakDuringRunsMb: peakRss === undefined ? null : peakRss / MB,

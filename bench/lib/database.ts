@@ -51,7 +51,10 @@ export async function benchDatabase(baseUrl = process.env.BENCH_DATABASE_URL): P
         await db.initialize();
         try {
           await db.transaction(async (em) => {
-            for (const { sql, params } of statements) await em.query(sql, params);
+            // TypeORM's better-sqlite3 driver stores datetimes as UTC 'YYYY-MM-DD HH:MM:SS.SSS'.
+            const bind = (p: unknown) =>
+              p instanceof Date ? p.toISOString().replace('T', ' ').replace('Z', '') : p;
+            for (const { sql, params } of statements) await em.query(sql, params.map(bind));
           });
         } finally {
           await db.destroy();

@@ -30,11 +30,34 @@ export class CompanyRelayLookup {
   constructor(@InjectRepository(Company) private readonly companies: Repository<Company>) {}
 
   byId(id: number): Promise<CompanyRelayFacts | null> {
-    return this.companies.findOne({ where: { id }, select: FACT_COLUMNS });
+    return this.one('id = :key', id);
   }
 
   byRelayUsername(relayUsername: string): Promise<CompanyRelayFacts | null> {
-    return this.companies.findOne({ where: { relayUsername }, select: FACT_COLUMNS });
+    return this.one('relay_username = :key', relayUsername);
+  }
+
+  /**
+   * Raw SQL through the driver's parameter escaping, hydrated with the entity's own column
+   * conversions: this runs on the relay's path, where the query builder costs more than the lookup.
+   */
+  private async one(condition: string, key: number | string): Promise<CompanyRelayFacts | null> {
+    const driver = this.companies.manager.connection.driver;
+    const columns = FACT_COLUMNS.map((property) =>
+      this.companies.metadata.findColumnWithPropertyName(property)!,
+    );
+    const [sql, params] = driver.escapeQueryWithParameters(
+      `SELECT ${columns.map((c) => c.databaseName).join(', ')} FROM companies WHERE ${condition}`,
+      { key },
+      {},
+    );
+    const [row] = await this.companies.query<Array<Record<string, unknown>>>(sql, params);
+    if (!row) return null;
+    const facts: Record<string, unknown> = {};
+    for (const column of columns) {
+      facts[column.propertyName] = driver.prepareHydratedValue(row[column.databaseName], column);
+    }
+    return facts as unknown as CompanyRelayFacts;
   }
 
   /**
