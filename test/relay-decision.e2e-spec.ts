@@ -278,6 +278,13 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
           expiresAt: new Date(Date.now() - 1000),
         }),
         suppression.create({
+          companyId: acme.id,
+          email: 'expiring@example.net',
+          reason: 'manual',
+          source: 'user',
+          expiresAt: new Date(Date.now() + 60_000),
+        }),
+        suppression.create({
           companyId: other.id,
           email: 'others@example.net',
           reason: 'manual',
@@ -294,6 +301,7 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
           'expired@example.net',
           'others@example.net',
           'bounced@example.net',
+          'expiring@example.net',
         ],
       }).expect(200);
       expect(res.body.data).toMatchObject({ allowed: true, action: 'OK' });
@@ -301,6 +309,7 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
         { email: 'bounced@example.net', reason: 'hard_bounce' },
         { email: 'global@example.net', reason: 'complaint' },
         { email: 'both@example.net', reason: 'unsubscribe' },
+        { email: 'expiring@example.net', reason: 'manual' },
       ]);
     });
   });

@@ -3,6 +3,7 @@ import { getMetadataStorage } from 'class-validator';
 import { ValidationFailedException } from '../errors/validation-failed.exception';
 import type { FieldErrorDetail } from '../http/envelope';
 import { OversizedJsonObject } from '../http/oversized-json';
+import { fastBodyCheckOf } from './fast-path';
 
 const MAX_DEPTH = 32;
 
@@ -38,6 +39,10 @@ export class AppValidationPipe extends ValidationPipe {
     const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
     if (metadata.type === 'body' && !isObject && dto) {
       throw new BadRequestException('Request body must be a JSON object');
+    }
+    if (isObject && dto && metadata.type === 'body') {
+      const fast = fastBodyCheckOf(dto);
+      if (fast?.(value as Record<string, unknown>)) return value;
     }
     let unknown: UnknownFields | undefined;
     if (isObject && dto) {

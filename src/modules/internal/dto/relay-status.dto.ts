@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { ArrayMaxSize, IsInt, IsIP, IsString, Matches, MaxLength, Min } from 'class-validator';
+import { ArrayMaxSize, IsInt, IsIP, isIP, IsString, Matches, MaxLength, Min } from 'class-validator';
+import { FastBodyPath, isPlainString } from '../../../common/validation/fast-path';
 import { Omittable } from '../../../common/validation/presence';
 import { RELAY_STATUSES, type RelayStatus } from '../../companies/relay-status';
 import {
@@ -11,7 +12,26 @@ import type { RelayDecision, RelayQuery } from '../relay-decision';
 /** An address as SMTP carries it: something@domain, no spaces or angle brackets. */
 const MAILBOX = /^[^\s<>@]+@[^\s<>@]+$/;
 
+const QUERY_FIELDS = new Set(['relayUsername', 'clientAddress', 'sender', 'recipients', 'size']);
+
+/** The ordinary relay query, checked by hand: every message the relay accepts asks (see FastBodyPath). */
+export function isPlainRelayQuery(body: Record<string, unknown>): boolean {
+  for (const key in body) if (!QUERY_FIELDS.has(key)) return false;
+  const { relayUsername, clientAddress, sender, recipients, size } = body;
+  if (relayUsername !== undefined && !isPlainString(relayUsername, 64)) return false;
+  if (clientAddress !== undefined && !(isPlainString(clientAddress, 64) && isIP(clientAddress))) return false;
+  if (sender !== undefined && !(isPlainString(sender, 320) && (sender === '' || MAILBOX.test(sender)))) {
+    return false;
+  }
+  if (recipients !== undefined) {
+    if (!Array.isArray(recipients) || recipients.length > 1000) return false;
+    for (const r of recipients) if (!(isPlainString(r, 320) && MAILBOX.test(r))) return false;
+  }
+  return size === undefined || (typeof size === 'number' && Number.isInteger(size) && size >= 0);
+}
+
 /** What the relay knows of a message; at least one of `relayUsername`, `clientAddress`, `sender`. */
+@FastBodyPath(isPlainRelayQuery)
 export class RelayStatusQueryDto implements RelayQuery {
   /** The SASL username the client authenticated with. */
   @Omittable()
