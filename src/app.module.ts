@@ -14,6 +14,7 @@ import { CallbacksModule } from './modules/callbacks/callbacks.module';
 import { CompaniesModule } from './modules/companies/companies.module';
 import { DomainsModule } from './modules/domains/domains.module';
 import { HealthModule } from './modules/health/health.module';
+import { LogIngestModule } from './modules/log-ingest/log-ingest.module';
 import { InternalModule } from './modules/internal/internal.module';
 import { JobsModule } from './modules/jobs/jobs.module';
 import { MailModule } from './modules/mail/mail.module';
@@ -47,6 +48,7 @@ import { UsersModule } from './modules/users/users.module';
     CallbacksModule,
     DomainsModule,
     InternalModule,
+    LogIngestModule,
     HealthModule,
   ],
   providers: [

@@ -6,6 +6,7 @@ import { registerStrictJsonParser } from './common/http/json-body-parser';
 import { createCorsHandler } from './common/http/cors';
 import { answerClientError, answerFrameworkError } from './common/http/framework-errors';
 import { registerLargeBodyRoutes } from './common/http/large-body';
+import { registerTextParsers } from './common/http/text-body-parser';
 import { inMemoryMultipart } from './common/http/in-memory-multipart';
 import { registerResponseEnvelope } from './common/http/response-envelope.hook';
 import { securityHeaders } from './common/http/security-headers';
@@ -54,6 +55,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
 
   const fastify = app.getHttpAdapter().getInstance();
   registerStrictJsonParser(fastify);
+  registerTextParsers(fastify);
   registerLargeBodyRoutes(fastify);
   // Vary: Origin on every response, since CORS headers depend on it.
   const staticHeaders = { ...securityHeaders(), vary: 'Origin' };

@@ -6,6 +6,7 @@ import {
   IsInt,
   IsOptional,
   IsString,
+  IsTimeZone,
   IsUrl,
   Matches,
   Max,
@@ -155,6 +156,15 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(65535)
   POLICY_PORT = 10040;
+
+  /** The zone (IANA name) of syslog times that carry none, in shipped Postfix logs. */
+  @Transform(emptyTo('UTC')) @IsTimeZone() LOG_TIMEZONE = 'UTC';
+
+  /** The clean-log index in Elasticsearch (`http://host:9200`); unset = SQL tables of the service's database. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  ELASTICSEARCH_NODE?: string;
 }
 
 export interface SecretKeys {

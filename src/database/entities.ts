@@ -7,8 +7,14 @@ import { CompanyAuditEvent } from '../modules/companies/entities/company-audit-e
 import { CompanyUsageDay } from '../modules/companies/entities/company-usage-day.entity';
 import { Company } from '../modules/companies/entities/company.entity';
 import { Domain } from '../modules/domains/entities/domain.entity';
+import { CleanLog } from '../modules/log-index/entities/clean-log.entity';
+import { LogBatch } from '../modules/log-ingest/entities/log-batch.entity';
+import { PostfixDelivery } from '../modules/log-ingest/entities/postfix-delivery.entity';
+import { PostfixQueue } from '../modules/log-ingest/entities/postfix-queue.entity';
+import { QuotaCountedRecord } from '../modules/log-ingest/entities/quota-counted-record.entity';
 import { Notification } from '../modules/notifications/entities/notification.entity';
 import { Package } from '../modules/packages/entities/package.entity';
+import { ProviderEvent } from '../modules/provider-events/entities/provider-event.entity';
 import { SpamReport } from '../modules/spam-reports/entities/spam-report.entity';
 import { SuppressionEntry } from '../modules/suppression/entities/suppression-entry.entity';
 import { Contact } from '../modules/users/entities/contact.entity';
@@ -31,4 +37,10 @@ export const ENTITIES = [
   SuppressionEntry,
   SpamReport,
   Domain,
+  LogBatch,
+  PostfixQueue,
+  PostfixDelivery,
+  QuotaCountedRecord,
+  ProviderEvent,
+  CleanLog,
 ];

@@ -4,6 +4,7 @@ import { Suppression1763942400000 } from './1763942400000-suppression';
 import { SpamReports1764028800000 } from './1764028800000-spam-reports';
 import { PasswordChangedAt1764115200000 } from './1764115200000-password-changed-at';
 import { Domains1764201600000 } from './1764201600000-domains';
+import { DeliveryData1764288000000 } from './1764288000000-delivery-data';
 
 /** In order. Listed explicitly so the compiled app, ts-jest and the CLI all load the same set. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   SpamReports1764028800000,
   PasswordChangedAt1764115200000,
   Domains1764201600000,
+  DeliveryData1764288000000,
 ];

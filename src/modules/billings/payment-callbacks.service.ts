@@ -53,7 +53,7 @@ export class PaymentCallbacksService implements OnModuleInit {
   }
 
   onModuleInit(): void {
-    this.jobs.register({ name: 'retry-callbacks', run: () => this.retryUnapplied() });
+    this.jobs.contribute('retry-callbacks', () => this.retryUnapplied());
   }
 
   /** Stores the callback, then applies it. 400 for a body that is not a gateway invoice callback. */

@@ -233,21 +233,28 @@ export class CompanyStateService {
    * most once per period (claimed with a conditional update, so concurrent callers cannot
    * both send it). Deduplication of (queue id, recipient) is the caller's job.
    */
-  async recordUsage(companyId: number, count: number, at: Date = new Date()): Promise<void> {
+  async recordUsage(
+    companyId: number,
+    count: number,
+    at: Date = new Date(),
+    /** The caller's transaction: the count commits with the work it counts; notifications follow the commit. */
+    within?: EntityManager,
+  ): Promise<void> {
     if (count <= 0) return;
-    await this.dataSource
+    const manager = within ?? this.dataSource.manager;
+    await manager
       .createQueryBuilder()
       .update(Company)
       .set({ used: () => 'used + :count' })
       .where('id = :id', { id: companyId, count: Math.floor(count) })
       .execute();
     await this.dialect.addToCounters(
-      this.dataSource.manager,
+      manager,
       CompanyUsageDay,
       { companyId, day: at.toISOString().slice(0, 10) },
       { count: Math.floor(count) },
     );
-    const company = await this.dataSource.getRepository(Company).findOne({
+    const company = await manager.getRepository(Company).findOne({
       where: { id: companyId },
       select: {
         id: true,
@@ -259,8 +266,9 @@ export class CompanyStateService {
       },
     });
     if (!company) return;
-    this.changed(undefined, company, 'usage');
-    await this.warnOnThresholds(company);
+    this.changed(within, company, 'usage');
+    if (within) this.transactions.afterCommit(within, () => this.warnOnThresholds(company));
+    else await this.warnOnThresholds(company);
   }
 
   /** Announces the change once the transaction of `em` commits (at once without one). */

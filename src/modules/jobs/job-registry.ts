@@ -23,6 +23,16 @@ export class JobRegistry {
     this.jobs.set(job.name, job);
   }
 
+  /**
+   * Adds a part to a job several areas share (`retry-callbacks`: payment callbacks, log batches,
+   * …): the job runs its parts in turn and counts what they all changed.
+   */
+  contribute(name: string, run: () => Promise<number>): void {
+    const existing = this.jobs.get(name);
+    if (!existing) return this.register({ name, run });
+    this.jobs.set(name, { ...existing, run: async () => (await existing.run()) + (await run()) });
+  }
+
   get(name: string): ScheduledJob | undefined {
     return this.jobs.get(name);
   }

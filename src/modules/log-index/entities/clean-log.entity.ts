@@ -1,0 +1,87 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { DATETIME } from '../../../database/column-types';
+import type { CleanEvent } from '../clean-record';
+
+const json = {
+  to: (value: CleanEvent[] | undefined) => (value === undefined ? undefined : JSON.stringify(value)),
+  from: (value: string | null) => (value ? (JSON.parse(value) as CleanEvent[]) : []),
+};
+
+/** The SQL clean-log index's row: one clean record (see clean-record.ts). */
+@Entity('clean_logs')
+export class CleanLog {
+  @PrimaryColumn({ type: 'varchar', length: 64 })
+  id: string;
+
+  @Column({ type: 'integer', nullable: true })
+  companyId: number | null;
+
+  @Column({ type: 'varchar', length: 36, nullable: true })
+  companyUuid: string | null;
+
+  @Column({ type: 'varchar', length: 255 })
+  host: string;
+
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  queueId: string | null;
+
+  @Column({ type: 'varchar', length: 500, nullable: true })
+  messageId: string | null;
+
+  @Column({ type: 'varchar', length: 320 })
+  sender: string;
+
+  @Column({ type: 'varchar', length: 255, nullable: true })
+  senderDomain: string | null;
+
+  @Column({ type: 'varchar', length: 320 })
+  recipient: string;
+
+  @Column({ type: 'varchar', length: 320, nullable: true })
+  origTo: string | null;
+
+  @Column({ type: 'varchar', length: 16 })
+  status: string;
+
+  @Column({ type: 'varchar', length: 16, nullable: true })
+  dsn: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  response: string | null;
+
+  @Column({ type: 'varchar', length: 300, nullable: true })
+  relay: string | null;
+
+  @Column({ type: 'real', nullable: true })
+  delay: number | null;
+
+  @Column({ type: 'integer', nullable: true })
+  size: number | null;
+
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  clientIp: string | null;
+
+  @Column({ type: 'varchar', length: 255, nullable: true })
+  saslUsername: string | null;
+
+  @Column({ type: 'varchar', length: 200, nullable: true })
+  remoteQueueId: string | null;
+
+  @Column({ type: 'integer', default: 0 })
+  attempts: number;
+
+  @Column({ type: 'boolean', default: false })
+  opened: boolean;
+
+  @Column({ type: 'boolean', default: false })
+  clicked: boolean;
+
+  @Column({ type: DATETIME })
+  firstSeenAt: Date;
+
+  @Column({ type: DATETIME })
+  lastEventAt: Date;
+
+  @Column({ type: 'text', transformer: json })
+  events: CleanEvent[];
+}

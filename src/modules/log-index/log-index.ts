@@ -1,0 +1,56 @@
+import type { EntityManager } from 'typeorm';
+import type { CleanRecord, LogCounts, LogFilter, LogPosition } from './clean-record';
+
+/** Records of a window grouped by one key. */
+export interface GroupedCounts {
+  key: string | number | null;
+  counts: LogCounts;
+}
+
+export interface BounceBreakdown {
+  /** Bounced records by DSN, most first, with one response as an example. */
+  reasons: Array<{ dsn: string | null; count: number; example: string | null }>;
+  /** Bounced records by recipient domain, most first. */
+  domains: Array<{ domain: string; count: number }>;
+}
+
+/**
+ * The clean-log index (integrations.md "Clean-log index"): where records are written and
+ * searched. SQL tables of the service's own database by default (SqlLogIndex), Elasticsearch
+ * when ELASTICSEARCH_NODE is set. Records are written whole (the ingest computes them from the
+ * stored Postfix facts and provider events), so a write is an idempotent upsert by id.
+ */
+export abstract class LogIndex {
+  abstract readonly kind: 'sql' | 'elasticsearch';
+
+  /** Upserts whole records. `within`: the caller's transaction, used by the SQL index. */
+  abstract write(records: CleanRecord[], within?: EntityManager): Promise<void>;
+
+  /** The records with these ids that exist. */
+  abstract getMany(ids: string[], within?: EntityManager): Promise<CleanRecord[]>;
+
+  /** Records of `recipient` whose messageId or remoteQueueId is one of those given. */
+  abstract findForEvents(
+    keys: Array<{ recipient: string; messageId?: string; remoteQueueId?: string }>,
+  ): Promise<CleanRecord[]>;
+
+  /** Counts of the window, in total and per UTC day (`YYYY-MM-DD`). */
+  abstract countsByDay(filter: LogFilter): Promise<Array<{ day: string; counts: LogCounts }>>;
+
+  abstract countsBy(filter: LogFilter, key: 'senderDomain' | 'companyId'): Promise<GroupedCounts[]>;
+
+  abstract bounces(filter: LogFilter, top: number): Promise<BounceBreakdown>;
+
+  /** Newest first (lastEventAt desc, id desc), after `after`; `total` counts the whole filter. */
+  abstract search(
+    filter: LogFilter,
+    limit: number,
+    after?: LogPosition,
+  ): Promise<{ items: CleanRecord[]; total: number }>;
+
+  /** Every record of the filter, newest first, read in batches (for the CSV export). */
+  abstract stream(filter: LogFilter, max: number): AsyncIterable<CleanRecord[]>;
+
+  /** Whether the index answers. */
+  abstract isUp(): Promise<boolean>;
+}

@@ -1,0 +1,286 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Brackets, EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
+import { containsPattern } from '../../common/search';
+import { SqlDialect } from '../../database/sql-dialect';
+import {
+  CLEAN_STATUSES,
+  CleanRecord,
+  CleanStatus,
+  emptyCounts,
+  LogCounts,
+  LogFilter,
+  LogPosition,
+} from './clean-record';
+import { CleanLog } from './entities/clean-log.entity';
+import { BounceBreakdown, GroupedCounts, LogIndex } from './log-index';
+
+/** Rows per upsert statement: 28 columns each, well under SQLite's bound-parameter limit. */
+const WRITE_CHUNK = 500;
+const STREAM_BATCH = 1000;
+
+/**
+ * The clean-log index in the service's own database (the default): the `clean_logs` table with
+ * indexes for (company, lastEventAt), (company, recipient), messageId, queueId and
+ * remoteQueueId. Summaries group the window's rows by day and status.
+ */
+@Injectable()
+export class SqlLogIndex extends LogIndex {
+  readonly kind = 'sql' as const;
+
+  constructor(
+    @InjectRepository(CleanLog) private readonly logs: Repository<CleanLog>,
+    private readonly dialect: SqlDialect,
+  ) {
+    super();
+  }
+
+  async write(records: CleanRecord[], within?: EntityManager): Promise<void> {
+    const repo = within ? within.getRepository(CleanLog) : this.logs;
+    for (let i = 0; i < records.length; i += WRITE_CHUNK) {
+      await repo.upsert(records.slice(i, i + WRITE_CHUNK).map(toRow), {
+        conflictPaths: ['id'],
+        skipUpdateIfNoValuesChanged: false,
+      });
+    }
+  }
+
+  async getMany(ids: string[], within?: EntityManager): Promise<CleanRecord[]> {
+    if (!ids.length) return [];
+    const repo = within ? within.getRepository(CleanLog) : this.logs;
+    const rows: CleanLog[] = [];
+    for (let i = 0; i < ids.length; i += WRITE_CHUNK) {
+      rows.push(
+        ...(await repo
+          .createQueryBuilder('log')
+          .where('log.id IN (:...ids)', { ids: ids.slice(i, i + WRITE_CHUNK) })
+          .getMany()),
+      );
+    }
+    return rows.map(fromRow);
+  }
+
+  async findForEvents(
+    keys: Array<{ recipient: string; messageId?: string; remoteQueueId?: string }>,
+  ): Promise<CleanRecord[]> {
+    const messageIds = [...new Set(keys.flatMap((k) => (k.messageId ? [k.messageId] : [])))];
+    const remoteIds = [...new Set(keys.flatMap((k) => (k.remoteQueueId ? [k.remoteQueueId] : [])))];
+    if (!messageIds.length && !remoteIds.length) return [];
+    const qb = this.logs.createQueryBuilder('log').where('1 = 0');
+    if (messageIds.length) qb.orWhere('log.message_id IN (:...messageIds)', { messageIds });
+    if (remoteIds.length) qb.orWhere('log.remote_queue_id IN (:...remoteIds)', { remoteIds });
+    const wanted = new Set(keys.map((k) => k.recipient));
+    return (await qb.getMany()).filter((row) => wanted.has(row.recipient)).map(fromRow);
+  }
+
+  async countsByDay(filter: LogFilter): Promise<Array<{ day: string; counts: LogCounts }>> {
+    const day = this.dialect.utcPeriod('log.last_event_at', 'day');
+    const rows = await this.countQuery(filter)
+      .addSelect(day, 'key')
+      .groupBy(`${day}, log.status`)
+      .getRawMany<CountRow>();
+    return groupCounts(rows).map(({ key, counts }) => ({ day: String(key), counts }));
+  }
+
+  async countsBy(filter: LogFilter, key: 'senderDomain' | 'companyId'): Promise<GroupedCounts[]> {
+    const column = key === 'senderDomain' ? 'log.sender_domain' : 'log.company_id';
+    const rows = await this.countQuery(filter)
+      .addSelect(column, 'key')
+      .groupBy(`${column}, log.status`)
+      .getRawMany<CountRow>();
+    return groupCounts(rows);
+  }
+
+  async bounces(filter: LogFilter, top: number): Promise<BounceBreakdown> {
+    const bounced: LogFilter = { ...filter, status: 'bounced' };
+    const reasons = await this.filtered(bounced)
+      .select('log.dsn', 'dsn')
+      .addSelect('COUNT(*)', 'count')
+      .addSelect('MAX(log.response)', 'example')
+      .groupBy('log.dsn')
+      .orderBy('count', 'DESC')
+      .addOrderBy('dsn', 'ASC')
+      .limit(top)
+      .getRawMany<{ dsn: string | null; count: string | number; example: string | null }>();
+    const domain = this.dialect.isPostgres
+      ? "split_part(log.recipient, '@', 2)"
+      : "substr(log.recipient, instr(log.recipient, '@') + 1)";
+    const domains = await this.filtered(bounced)
+      .select(domain, 'domain')
+      .addSelect('COUNT(*)', 'count')
+      .groupBy(domain)
+      .orderBy('count', 'DESC')
+      .addOrderBy('domain', 'ASC')
+      .limit(top)
+      .getRawMany<{ domain: string; count: string | number }>();
+    return {
+      reasons: reasons.map((r) => ({ dsn: r.dsn, count: Number(r.count), example: r.example })),
+      domains: domains.map((d) => ({ domain: d.domain, count: Number(d.count) })),
+    };
+  }
+
+  async search(
+    filter: LogFilter,
+    limit: number,
+    after?: LogPosition,
+  ): Promise<{ items: CleanRecord[]; total: number }> {
+    const [rows, total] = await Promise.all([
+      this.page(filter, limit, after),
+      this.filtered(filter).getCount(),
+    ]);
+    return { items: rows.map(fromRow), total };
+  }
+
+  async *stream(filter: LogFilter, max: number): AsyncIterable<CleanRecord[]> {
+    let after: LogPosition | undefined;
+    let left = max;
+    while (left > 0) {
+      const rows = await this.page(filter, Math.min(STREAM_BATCH, left), after);
+      if (!rows.length) return;
+      yield rows.map(fromRow);
+      left -= rows.length;
+      const last = rows[rows.length - 1];
+      after = { at: last.lastEventAt, id: last.id };
+    }
+  }
+
+  async isUp(): Promise<boolean> {
+    try {
+      await this.logs.query('SELECT 1 FROM clean_logs WHERE 1 = 0');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private page(filter: LogFilter, limit: number, after?: LogPosition): Promise<CleanLog[]> {
+    const qb = this.filtered(filter);
+    if (after) {
+      qb.andWhere(
+        new Brackets((w) => {
+          w.where('log.last_event_at < :afterAt', { afterAt: after.at }).orWhere(
+            'log.last_event_at = :afterAt AND log.id < :afterId',
+            { afterAt: after.at, afterId: after.id },
+          );
+        }),
+      );
+    }
+    return qb.orderBy('log.last_event_at', 'DESC').addOrderBy('log.id', 'DESC').take(limit).getMany();
+  }
+
+  private countQuery(filter: LogFilter): SelectQueryBuilder<CleanLog> {
+    return this.filtered(filter)
+      .select('log.status', 'status')
+      .addSelect('COUNT(*)', 'n')
+      .addSelect('SUM(CASE WHEN log.opened THEN 1 ELSE 0 END)', 'opened')
+      .addSelect('SUM(CASE WHEN log.clicked THEN 1 ELSE 0 END)', 'clicked');
+  }
+
+  private filtered(f: LogFilter): SelectQueryBuilder<CleanLog> {
+    const qb = this.logs
+      .createQueryBuilder('log')
+      .where('log.last_event_at >= :from AND log.last_event_at < :to', { from: f.from, to: f.toExclusive });
+    if (f.companyId !== undefined) qb.andWhere('log.company_id = :companyId', { companyId: f.companyId });
+    if (f.status) qb.andWhere('log.status = :status', { status: f.status });
+    if (f.recipient) qb.andWhere('log.recipient = :recipient', { recipient: f.recipient.toLowerCase() });
+    if (f.sender) qb.andWhere('LOWER(log.sender) = :sender', { sender: f.sender.toLowerCase() });
+    if (f.senderDomain) qb.andWhere('log.sender_domain = :senderDomain', { senderDomain: f.senderDomain });
+    if (f.messageId) qb.andWhere('log.message_id = :messageId', { messageId: f.messageId });
+    if (f.queueId) qb.andWhere('log.queue_id = :queueId', { queueId: f.queueId });
+    if (f.search) {
+      const pattern = containsPattern(f.search);
+      qb.andWhere(
+        new Brackets((w) => {
+          for (const column of ['recipient', 'sender', 'message_id', 'queue_id']) {
+            w.orWhere(`LOWER(log.${column}) LIKE :pattern ESCAPE '\\'`, { pattern });
+          }
+        }),
+      );
+    }
+    return qb;
+  }
+}
+
+interface CountRow {
+  key?: string | number | null;
+  status: string;
+  n: string | number;
+  opened: string | number | null;
+  clicked: string | number | null;
+}
+
+/** Rows of (key, status, n, opened, clicked) folded into counts per key, in the order the keys first appear. */
+function groupCounts(rows: CountRow[]): GroupedCounts[] {
+  const byKey = new Map<string | number | null, LogCounts>();
+  for (const row of rows) {
+    const key = row.key ?? null;
+    const counts = byKey.get(key) ?? emptyCounts();
+    const n = Number(row.n);
+    counts.processed += n;
+    if ((CLEAN_STATUSES as readonly string[]).includes(row.status)) counts[row.status as CleanStatus] += n;
+    counts.opened += Number(row.opened ?? 0);
+    counts.clicked += Number(row.clicked ?? 0);
+    byKey.set(key, counts);
+  }
+  return [...byKey].map(([key, counts]) => ({ key, counts }));
+}
+
+function toRow(r: CleanRecord): CleanLog {
+  return {
+    id: r.id,
+    companyId: r.companyId,
+    companyUuid: r.companyUuid,
+    host: r.host,
+    queueId: r.queueId,
+    messageId: r.messageId,
+    sender: r.from,
+    senderDomain: r.senderDomain,
+    recipient: r.to,
+    origTo: r.origTo,
+    status: r.status,
+    dsn: r.dsn,
+    response: r.response,
+    relay: r.relay,
+    delay: r.delay,
+    size: r.size,
+    clientIp: r.clientIp,
+    saslUsername: r.saslUsername,
+    remoteQueueId: r.remoteQueueId,
+    attempts: r.attempts,
+    opened: r.opened,
+    clicked: r.clicked,
+    firstSeenAt: r.firstSeenAt,
+    lastEventAt: r.lastEventAt,
+    events: r.events,
+  };
+}
+
+function fromRow(row: CleanLog): CleanRecord {
+  return {
+    id: row.id,
+    companyId: row.companyId,
+    companyUuid: row.companyUuid,
+    host: row.host,
+    queueId: row.queueId,
+    messageId: row.messageId,
+    from: row.sender,
+    senderDomain: row.senderDomain,
+    to: row.recipient,
+    origTo: row.origTo,
+    status: row.status as CleanStatus,
+    dsn: row.dsn,
+    response: row.response,
+    relay: row.relay,
+    delay: row.delay === null ? null : Number(row.delay),
+    size: row.size,
+    clientIp: row.clientIp,
+    saslUsername: row.saslUsername,
+    remoteQueueId: row.remoteQueueId,
+    attempts: row.attempts,
+    opened: Boolean(row.opened),
+    clicked: Boolean(row.clicked),
+    firstSeenAt: row.firstSeenAt,
+    lastEventAt: row.lastEventAt,
+    events: row.events,
+  };
+}

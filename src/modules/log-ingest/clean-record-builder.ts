@@ -1,0 +1,216 @@
+import { createHash } from 'node:crypto';
+import type { CleanEvent, CleanRecord, CleanStatus } from '../log-index/clean-record';
+
+/**
+ * A clean record as a pure function of what is stored about it (resources.md "Clean log"):
+ * the queue's facts, the recipient's delivery lines and the provider events matched to it. The
+ * same facts in any order give the same record, so batches may arrive in any order and a
+ * rebuild is always safe.
+ */
+
+export interface QueueFacts {
+  host: string;
+  queueId: string;
+  clientIp: string | null;
+  saslUsername: string | null;
+  messageId: string | null;
+  sender: string | null;
+  size: number | null;
+  expiredAt: Date | null;
+  firstSeenAt: Date;
+}
+
+export interface DeliveryFact {
+  recipient: string;
+  origTo: string | null;
+  at: Date;
+  status: string;
+  dsn: string | null;
+  relay: string | null;
+  delay: number | null;
+  response: string | null;
+  remoteQueueId: string | null;
+}
+
+export interface ProviderFact {
+  id: number;
+  type: string;
+  at: Date;
+  bounceKind: string | null;
+  dsn: string | null;
+  reason: string | null;
+}
+
+export interface RecordCompany {
+  id: number;
+  uuid: string;
+}
+
+/** The statuses after which a message counts against the quota (the relay accepted it and tried). */
+export const COUNTED_STATUSES: ReadonlySet<CleanStatus> = new Set([
+  'sent',
+  'bounced',
+  'expired',
+  'deferred',
+  'delivered',
+  'complained',
+]);
+
+const FINAL = new Set(['sent', 'bounced', 'expired']);
+/** Provider outcomes replace a Postfix status only once Postfix handed the message over. */
+const HANDED_OVER = new Set<CleanStatus>(['sent', 'delivered', 'bounced', 'complained']);
+
+export const sha256 = (...parts: string[]): string =>
+  createHash('sha256').update(parts.join('\n')).digest('hex');
+
+export const recordIdOf = (host: string, queueId: string, recipient: string): string =>
+  sha256(host, queueId, recipient);
+
+export const rejectRecordIdOf = (host: string, at: Date, from: string, to: string): string =>
+  sha256(host, at.toISOString(), from, to);
+
+/** The lower-case domain of an address; null for the null sender or no `@`. */
+export function domainOfAddress(address: string | null): string | null {
+  if (!address) return null;
+  const at = address.lastIndexOf('@');
+  return at < 0 || at === address.length - 1 ? null : address.slice(at + 1).toLowerCase();
+}
+
+/**
+ * A hard bounce (resources.md "Suppression entry"): a permanent failure (DSN 5.x.x) for a
+ * recipient-side reason (unknown user, mailbox disabled, domain does not exist). Policy or
+ * content refusals (5.7.x) are not the recipient's fault and never suppress.
+ */
+export function isHardBounce(dsn: string | null, response: string | null): boolean {
+  if (!dsn?.startsWith('5.')) return false;
+  if (/^5\.(1\.\d+|2\.1|4\.4)$/.test(dsn)) return true;
+  return /user unknown|unknown user|no such (user|mailbox)|does not exist|mailbox (unavailable|disabled)/i.test(
+    response ?? '',
+  );
+}
+
+const byTime = <T extends { at: Date }>(a: T, b: T) => a.at.getTime() - b.at.getTime();
+
+/** The record of one recipient of a queued message. */
+export function buildQueuedRecord(
+  queue: QueueFacts,
+  deliveries: DeliveryFact[],
+  providerEvents: ProviderFact[],
+  company: RecordCompany | null,
+): CleanRecord {
+  const lines = [...deliveries].sort(byTime);
+  const last = lines[lines.length - 1];
+  const final = [...lines].reverse().find((d) => FINAL.has(d.status));
+  const deciding = final ?? [...lines].reverse().find((d) => d.status === 'deferred') ?? last;
+  let status: CleanStatus = final ? (final.status as CleanStatus) : lines.length ? 'deferred' : 'queued';
+  const events: CleanEvent[] = lines.map((d) => ({
+    at: d.at.toISOString(),
+    status: d.status,
+    dsn: d.dsn,
+    response: d.response,
+  }));
+  let dsn = deciding?.dsn ?? null;
+  let response = deciding?.response ?? null;
+  if (queue.expiredAt && !final) {
+    status = 'expired';
+    events.push({ at: queue.expiredAt.toISOString(), status: 'expired', dsn: null, response: null });
+  }
+  let opened = false;
+  let clicked = false;
+  for (const event of [...providerEvents].sort(byTime)) {
+    events.push({ at: event.at.toISOString(), status: event.type, dsn: event.dsn, response: event.reason });
+    if (event.type === 'opened') opened = true;
+    else if (event.type === 'clicked') clicked = true;
+    else if (!HANDED_OVER.has(status) || status === 'complained') continue;
+    else if (event.type === 'complained') status = 'complained';
+    else if (event.type === 'delivered' && status === 'sent') status = 'delivered';
+    else if (event.type === 'bounced' && (status === 'sent' || status === 'delivered')) {
+      status = 'bounced';
+      dsn = event.dsn ?? dsn;
+      response = event.reason ?? response;
+    }
+  }
+  events.sort((a, b) => a.at.localeCompare(b.at));
+  const times = [queue.firstSeenAt, ...lines.map((d) => d.at), ...providerEvents.map((e) => e.at)];
+  if (queue.expiredAt) times.push(queue.expiredAt);
+  const recipient = last?.recipient ?? '';
+  const from = queue.sender ?? '';
+  return {
+    id: recordIdOf(queue.host, queue.queueId, recipient),
+    companyId: company?.id ?? null,
+    companyUuid: company?.uuid ?? null,
+    host: queue.host,
+    queueId: queue.queueId,
+    messageId: queue.messageId,
+    from,
+    senderDomain: domainOfAddress(from),
+    to: recipient,
+    origTo: lines.find((d) => d.origTo)?.origTo ?? null,
+    status,
+    dsn,
+    response,
+    relay: deciding?.relay ?? null,
+    delay: deciding?.delay ?? null,
+    size: queue.size,
+    clientIp: queue.clientIp,
+    saslUsername: queue.saslUsername,
+    remoteQueueId: [...lines].reverse().find((d) => d.remoteQueueId)?.remoteQueueId ?? null,
+    attempts: lines.length,
+    opened,
+    clicked,
+    firstSeenAt: new Date(Math.min(...times.map((t) => t.getTime()))),
+    lastEventAt: new Date(Math.max(...times.map((t) => t.getTime()))),
+    events,
+  };
+}
+
+/** A NOQUEUE reject: the message never had a queue; one record per line. */
+export function buildRejectRecord(
+  host: string,
+  reject: DeliveryFact & { sender: string | null; clientIp: string | null },
+  company: RecordCompany | null,
+): CleanRecord {
+  const from = reject.sender ?? '';
+  return {
+    id: rejectRecordIdOf(host, reject.at, from, reject.recipient),
+    companyId: company?.id ?? null,
+    companyUuid: company?.uuid ?? null,
+    host,
+    queueId: null,
+    messageId: null,
+    from,
+    senderDomain: domainOfAddress(from),
+    to: reject.recipient,
+    origTo: null,
+    status: 'rejected',
+    dsn: reject.dsn,
+    response: reject.response,
+    relay: null,
+    delay: null,
+    size: null,
+    clientIp: reject.clientIp,
+    saslUsername: null,
+    remoteQueueId: null,
+    attempts: 0,
+    opened: false,
+    clicked: false,
+    firstSeenAt: reject.at,
+    lastEventAt: reject.at,
+    events: [{ at: reject.at.toISOString(), status: 'rejected', dsn: reject.dsn, response: reject.response }],
+  };
+}
+
+/** Whether two versions of a record differ in anything stored. */
+export function recordChanged(before: CleanRecord | undefined, after: CleanRecord): boolean {
+  if (!before) return true;
+  return JSON.stringify(comparable(before)) !== JSON.stringify(comparable(after));
+}
+
+function comparable(r: CleanRecord): unknown {
+  return {
+    ...r,
+    delay: r.delay === null ? null : Number(r.delay),
+    firstSeenAt: new Date(r.firstSeenAt).getTime(),
+    lastEventAt: new Date(r.lastEventAt).getTime(),
+  };
+}

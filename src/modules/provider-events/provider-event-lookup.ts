@@ -1,0 +1,82 @@
+import { Injectable, Module } from '@nestjs/common';
+import { InjectRepository, TypeOrmModule } from '@nestjs/typeorm';
+import { EntityManager, In, Repository } from 'typeorm';
+import { ProviderEvent } from './entities/provider-event.entity';
+
+/** A stored provider event as the clean-record rebuild reads it. */
+export interface StoredProviderEvent {
+  id: number;
+  type: string;
+  recipient: string;
+  messageId: string | null;
+  providerMessageId: string | null;
+  recordId: string | null;
+  at: Date;
+  bounceKind: string | null;
+  dsn: string | null;
+  reason: string | null;
+}
+
+const CHUNK = 500;
+
+/**
+ * The provider events as the log-ingest area reads them when it (re)builds clean records:
+ * those of some recipients, applied or still waiting for their message, and marking them
+ * applied. Apart from the webhook's service so the ingest can load it without a cycle.
+ */
+@Injectable()
+export class ProviderEventLookup {
+  constructor(@InjectRepository(ProviderEvent) private readonly events: Repository<ProviderEvent>) {}
+
+  async ofRecipients(recipients: string[], within?: EntityManager): Promise<StoredProviderEvent[]> {
+    const repo = within ? within.getRepository(ProviderEvent) : this.events;
+    const unique = [...new Set(recipients)];
+    const found: StoredProviderEvent[] = [];
+    for (let i = 0; i < unique.length; i += CHUNK) {
+      found.push(
+        ...(await repo.find({
+          where: { recipient: In(unique.slice(i, i + CHUNK)) },
+          select: {
+            id: true,
+            type: true,
+            recipient: true,
+            messageId: true,
+            providerMessageId: true,
+            recordId: true,
+            at: true,
+            bounceKind: true,
+            dsn: true,
+            reason: true,
+          },
+          order: { id: 'ASC' },
+        })),
+      );
+    }
+    return found;
+  }
+
+  /** Marks events applied to their record; answers the ids that were still unapplied (so their effects run once). */
+  async attach(
+    pairs: Array<{ eventId: number; recordId: string }>,
+    within: EntityManager,
+  ): Promise<number[]> {
+    const attached: number[] = [];
+    for (const { eventId, recordId } of pairs) {
+      const result = await within
+        .createQueryBuilder()
+        .update(ProviderEvent)
+        .set({ recordId })
+        .where('id = :eventId AND record_id IS NULL', { eventId })
+        .execute();
+      if (result.affected) attached.push(eventId);
+    }
+    return attached;
+  }
+}
+
+@Module({
+  imports: [TypeOrmModule.forFeature([ProviderEvent])],
+  providers: [ProviderEventLookup],
+  exports: [ProviderEventLookup],
+})
+export class ProviderEventLookupModule {}

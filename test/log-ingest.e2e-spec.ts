@@ -1,0 +1,234 @@
+import { gzipSync } from 'node:zlib';
+import { Repository } from 'typeorm';
+import { Company } from '../src/modules/companies/entities/company.entity';
+import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
+import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
+import { countRows, createActiveUser, expectFailure } from './support/factories';
+import { createTestApp, TestApp } from './support/test-app';
+
+const KEY = 'log-shipper-key-for-tests-0123456789abcdef';
+const DAY = 86_400_000;
+
+/** The contract's lines (integrations.md "Log shipper"), one message of `relayUsername` and a stranger's. */
+function contractLines(relayUsername: string, q = 'AA10A2839B', other = 'BB20B3940C'): string[] {
+  return [
+    `Nov 21 18:58:30 relay1 postfix/smtpd[22590]: ${q}: client=host.example[1.2.3.4], sasl_method=PLAIN, sasl_username=${relayUsername}`,
+    `Nov 21 18:58:30 relay1 postfix/cleanup[22599]: ${q}: message-id=<FB62@example.com>`,
+    `Nov 21 18:58:31 relay1 postfix/qmgr[15878]: ${q}: from=<news@acme.co.id>, size=920, nrcpt=2 (queue active)`,
+    `Nov 21 18:58:35 relay1 postfix/smtp[301]: ${q}: to=<jo@example.net>, orig_to=<all@acme.co.id>, relay=mx.example.net[10.74.103.11]:25, delay=11, delays=5.4/0.06/5.1/0.03, dsn=2.0.0, status=sent (250 2.0.0 Ok: queued as F12DF84004)`,
+    `Nov 21 18:58:36 relay1 postfix/smtp[302]: ${q}: to=<x@gmail.com>, relay=gmail-smtp-in.l.google.com[142.250.4.27]:25, delay=1.9, delays=0.1/0/0.5/1.3, dsn=5.1.1, status=bounced (host gmail-smtp-in.l.google.com[142.250.4.27] said: 550-5.1.1 The email account that you tried to reach does not exist (in reply to RCPT TO command))`,
+    `Nov 21 18:58:37 relay1 postfix/smtp[303]: ${other}: to=<a@b.id>, relay=mx.b.id[1.2.3.5]:25, delay=2.3, delays=0.1/0/1/1.2, dsn=4.2.0, status=deferred (host mx.b.id[1.2.3.5] said: 450 4.2.0 Greylisted)`,
+    `Nov 21 18:58:38 relay1 postfix/qmgr[15878]: ${q}: removed`,
+    `Nov 21 18:58:39 relay1 postfix/smtpd[22590]: NOQUEUE: reject: RCPT from h[1.2.3.4]: 554 5.7.1 <x@${q}.z>: Relay access denied; from=<a@acme.co.id> to=<x@${q}.z> proto=ESMTP helo=<h>`,
+    'Nov 21 18:58:40 relay1 kernel: [12345.678] eth0: link up',
+    'not a syslog line at all',
+  ];
+}
+
+describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
+  let t: TestApp;
+  let logs: Repository<CleanLog>;
+  let companies: Repository<Company>;
+  let suppression: Repository<SuppressionEntry>;
+
+  const post = (body: string | Buffer, type = 'text/plain', headers: Record<string, string> = {}) =>
+    t
+      .http()
+      .post('/api/v1/callback-raw-log')
+      .set('x-api-key', KEY)
+      .set('content-type', type)
+      .set(headers)
+      .send(body);
+
+  async function paidCompany(): Promise<Company> {
+    const owner = await createActiveUser(t);
+    const found = await companies.findOneByOrFail({ uuid: owner.companyUuid });
+    await companies.update(
+      { id: found.id },
+      {
+        packageUuid: '5f0c6f1e-8d3a-4a57-9a43-1b2c3d4e5f60',
+        periodStart: new Date(Date.now() - DAY),
+        periodEnd: new Date(Date.now() + 30 * DAY),
+        quota: 100,
+        used: 0,
+      },
+    );
+    return companies.findOneByOrFail({ id: found.id });
+  }
+
+  const used = async (company: Company) => (await companies.findOneByOrFail({ id: company.id })).used;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { LOG_SHIPPER_API_KEY: KEY, LOG_TIMEZONE: 'UTC' } });
+    logs = t.dataSource.getRepository(CleanLog);
+    companies = t.dataSource.getRepository(Company);
+    suppression = t.dataSource.getRepository(SuppressionEntry);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('builds the clean records of the contract lines, counts quota and suppresses the hard bounce', async () => {
+    const company = await paidCompany();
+    const res = await post(contractLines(company.relayUsername).join('\n')).expect(200);
+    expect(res.body).toMatchObject({ status: 'success', code: 200 });
+    expect(res.body.data).toEqual({ accepted: 10, parsed: 8, skipped: 2, records: 4 });
+
+    const sent = await logs.findOneByOrFail({ queueId: 'AA10A2839B', recipient: 'jo@example.net' });
+    expect(sent).toMatchObject({
+      companyId: company.id,
+      companyUuid: company.uuid,
+      host: 'relay1',
+      messageId: 'FB62@example.com',
+      sender: 'news@acme.co.id',
+      senderDomain: 'acme.co.id',
+      origTo: 'all@acme.co.id',
+      status: 'sent',
+      dsn: '2.0.0',
+      relay: 'mx.example.net[10.74.103.11]:25',
+      size: 920,
+      clientIp: '1.2.3.4',
+      saslUsername: company.relayUsername,
+      remoteQueueId: 'F12DF84004',
+      attempts: 1,
+    });
+    expect(sent.id).toMatch(/^[0-9a-f]{64}$/);
+    expect(Number(sent.delay)).toBe(11);
+    expect(sent.events).toEqual([
+      expect.objectContaining({
+        status: 'sent',
+        dsn: '2.0.0',
+        response: '250 2.0.0 Ok: queued as F12DF84004',
+      }),
+    ]);
+
+    const bounced = await logs.findOneByOrFail({ queueId: 'AA10A2839B', recipient: 'x@gmail.com' });
+    expect(bounced).toMatchObject({ companyId: company.id, status: 'bounced', dsn: '5.1.1' });
+    const deferred = await logs.findOneByOrFail({ queueId: 'BB20B3940C' });
+    expect(deferred).toMatchObject({ companyId: null, status: 'deferred', recipient: 'a@b.id' });
+    const rejected = await logs.findOneByOrFail({ recipient: 'x@aa10a2839b.z' });
+    expect(rejected).toMatchObject({
+      queueId: null,
+      status: 'rejected',
+      sender: 'a@acme.co.id',
+      clientIp: '1.2.3.4',
+    });
+    expect(rejected.response).toContain('554 5.7.1');
+
+    // The sent and the bounced recipient count; the stranger's deferral has no company.
+    expect(await used(company)).toBe(2);
+    const entry = await suppression.findOneByOrFail({ companyId: company.id, email: 'x@gmail.com' });
+    expect(entry).toMatchObject({ reason: 'hard_bounce', source: 'log' });
+  });
+
+  it('the same batch again changes nothing and counts nothing (records: 0)', async () => {
+    const company = await paidCompany();
+    const body = contractLines(company.relayUsername, 'CC11C2839C', 'DD22D3940D').join('\n');
+    expect((await post(body).expect(200)).body.data.records).toBe(4);
+    const rows = await countRows(t, 'clean_logs');
+    const again = await post(body).expect(200);
+    expect(again.body.data).toEqual({ accepted: 10, parsed: 8, skipped: 2, records: 0 });
+    expect(await countRows(t, 'clean_logs')).toBe(rows);
+    expect(await used(company)).toBe(2);
+  });
+
+  it('counts quota once under concurrent copies of a batch', async () => {
+    const company = await paidCompany();
+    const body = contractLines(company.relayUsername, 'EE33E2839E', 'FF44F3940F').join('\n');
+    const answers = await Promise.all([post(body), post(body), post(body)]);
+    for (const a of answers) expect(a.status).toBe(200);
+    expect(answers.map((a) => a.body.data.records).sort()).toEqual([0, 0, 4]);
+    expect(await used(company)).toBe(2);
+  });
+
+  it('lines of one queue in any order and in separate batches give the same record', async () => {
+    const company = await paidCompany();
+    const lines = contractLines(company.relayUsername, '4Dq3m53kSRz1xJ9', 'AB12CD34EF');
+    // Deliveries first (no company known yet), then the smtpd/cleanup/qmgr lines.
+    const first = await post([lines[4], lines[3]].join('\n')).expect(200);
+    expect(first.body.data).toMatchObject({ parsed: 2, records: 2 });
+    const early = await logs.findOneByOrFail({ queueId: '4Dq3m53kSRz1xJ9', recipient: 'jo@example.net' });
+    expect(early).toMatchObject({ companyId: null, messageId: null, status: 'sent' });
+    expect(await used(company)).toBe(0);
+
+    const second = await post([lines[2], lines[0], lines[1], lines[6]].join('\n')).expect(200);
+    expect(second.body.data).toMatchObject({ parsed: 4, records: 2 });
+    const late = await logs.findOneByOrFail({ queueId: '4Dq3m53kSRz1xJ9', recipient: 'jo@example.net' });
+    expect(late).toMatchObject({
+      companyId: company.id,
+      messageId: 'FB62@example.com',
+      sender: 'news@acme.co.id',
+      status: 'sent',
+    });
+    expect(await used(company)).toBe(2);
+  });
+
+  it('a final status wins over a deferral whatever the order; attempts are counted', async () => {
+    const company = await paidCompany();
+    const q = 'A1B2C3D4E5';
+    const deferral = `Nov 21 10:00:00 relay1 postfix/smtp[1]: ${q}: to=<late@example.org>, relay=mx.example.org[10.0.0.1]:25, delay=1, delays=0/0/0/1, dsn=4.2.0, status=deferred (host mx said: 450 4.2.0 Greylisted)`;
+    const sent = `Nov 21 10:05:00 relay1 postfix/smtp[2]: ${q}: to=<late@example.org>, relay=mx.example.org[10.0.0.1]:25, delay=301, delays=0/0/0/1, dsn=2.0.0, status=sent (250 2.0.0 Ok id=1a2b-3c)`;
+    const client = `Nov 21 09:59:59 relay1 postfix/smtpd[3]: ${q}: client=h[10.1.1.1], sasl_method=PLAIN, sasl_username=${company.relayUsername}`;
+    await post([sent, client].join('\n')).expect(200);
+    await post(deferral).expect(200);
+    const record = await logs.findOneByOrFail({ queueId: q });
+    expect(record).toMatchObject({ status: 'sent', attempts: 2, remoteQueueId: '1a2b-3c', dsn: '2.0.0' });
+    expect(record.events.map((e) => e.status)).toEqual(['deferred', 'sent']);
+    expect(await used(company)).toBe(1);
+  });
+
+  it('takes the JSON forms, NDJSON and gzip', async () => {
+    const company = await paidCompany();
+    const lines = contractLines(company.relayUsername, 'A0A0A0A0A1', 'B0B0B0B0B1').slice(0, 5);
+    const records = lines.map((line) => ({ message: line, host: 'relay2' }));
+    const asArray = await post(JSON.stringify(records), 'application/json; charset=utf-8').expect(200);
+    expect(asArray.body.data).toEqual({ accepted: 5, parsed: 5, skipped: 0, records: 2 });
+    const stored = await logs.findOneByOrFail({ queueId: 'A0A0A0A0A1', recipient: 'jo@example.net' });
+    expect(stored.host).toBe('relay2');
+
+    const lines2 = contractLines(company.relayUsername, 'A0A0A0A0A2', 'B0B0B0B0B2').slice(0, 5);
+    const wrapped = await post(
+      JSON.stringify({ logs: lines2.map((log) => ({ log })) }),
+      'application/json',
+    ).expect(200);
+    expect(wrapped.body.data).toMatchObject({ accepted: 5, parsed: 5, records: 2 });
+
+    const lines3 = contractLines(company.relayUsername, 'A0A0A0A0A3', 'B0B0B0B0B3').slice(0, 5);
+    const one = await post(JSON.stringify({ MESSAGE: lines3[3] }), 'application/json').expect(200);
+    expect(one.body.data).toMatchObject({ accepted: 1, parsed: 1, records: 1 });
+
+    const lines4 = contractLines(company.relayUsername, 'A0A0A0A0A4', 'B0B0B0B0B4').slice(0, 5);
+    const ndjson = `${lines4.map((message) => JSON.stringify({ message })).join('\n')}\n{not json\n`;
+    const nd = await post(gzipSync(ndjson), 'application/x-ndjson', { 'content-encoding': 'gzip' }).expect(
+      200,
+    );
+    expect(nd.body.data).toEqual({ accepted: 6, parsed: 5, skipped: 1, records: 2 });
+    // Two records of each complete message; the lone `to=` line names no company yet.
+    expect(await used(company)).toBe(6);
+  });
+
+  it('refuses bad bodies with a 4xx in the envelope and writes nothing', async () => {
+    const before = await countRows(t, 'log_batches');
+    expectFailure((await post('{"logs": [', 'application/json').expect(400)).body, 400);
+    expectFailure((await post('<xml/>', 'application/xml').expect(415)).body, 415);
+    expectFailure((await post(Buffer.from([0xff, 0xfe, 0x00]), 'text/plain').expect(400)).body, 400);
+    expectFailure(
+      (await post(Buffer.from('not gzip'), 'text/plain', { 'content-encoding': 'gzip' }).expect(400)).body,
+      400,
+    );
+    // A gzip bomb: 11 MB of zeros inflate past the 10 MB limit.
+    const bomb = gzipSync(Buffer.alloc(11 * 1024 * 1024, 0x61));
+    expectFailure((await post(bomb, 'text/plain', { 'content-encoding': 'gzip' }).expect(413)).body, 413);
+    expect(await countRows(t, 'log_batches')).toBe(before);
+  });
+
+  it('refuses a missing or wrong key (401)', async () => {
+    const res = await t
+      .http()
+      .post('/api/v1/callback-raw-log')
+      .set('content-type', 'text/plain')
+      .send('x')
+      .expect(401);
+    expectFailure(res.body, 401);
+  });
+});
