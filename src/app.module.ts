@@ -15,6 +15,7 @@ import { CompaniesModule } from './modules/companies/companies.module';
 import { DomainsModule } from './modules/domains/domains.module';
 import { HealthModule } from './modules/health/health.module';
 import { LogIngestModule } from './modules/log-ingest/log-ingest.module';
+import { ProviderEventsModule } from './modules/provider-events/provider-events.module';
 import { InternalModule } from './modules/internal/internal.module';
 import { JobsModule } from './modules/jobs/jobs.module';
 import { MailModule } from './modules/mail/mail.module';
@@ -49,6 +50,7 @@ import { UsersModule } from './modules/users/users.module';
     DomainsModule,
     InternalModule,
     LogIngestModule,
+    ProviderEventsModule,
     HealthModule,
   ],
   providers: [

@@ -1,0 +1,165 @@
+import { Repository } from 'typeorm';
+import { Company } from '../src/modules/companies/entities/company.entity';
+import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
+import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
+import { countRows, createActiveUser, expectFailure } from './support/factories';
+import { createTestApp, TestApp } from './support/test-app';
+
+const KEY = 'log-shipper-key-for-tests-0123456789abcdef';
+const USER = 'provider';
+const PASSWORD = 'provider-webhook-password-0123456789';
+const DAY = 86_400_000;
+
+/** One message of `relayUsername` to two recipients, handed to the next hop (`queued as <remote>`). */
+function messageLines(relayUsername: string, q: string, remote: string, messageId: string): string {
+  return [
+    `Nov 21 18:58:30 relay1 postfix/smtpd[1]: ${q}: client=h[1.2.3.4], sasl_method=PLAIN, sasl_username=${relayUsername}`,
+    `Nov 21 18:58:30 relay1 postfix/cleanup[2]: ${q}: message-id=<${messageId}>`,
+    `Nov 21 18:58:31 relay1 postfix/qmgr[3]: ${q}: from=<news@acme.example>, size=920, nrcpt=2 (queue active)`,
+    `Nov 21 18:58:35 relay1 postfix/smtp[4]: ${q}: to=<jo@example.net>, relay=smtp.provider.example[10.0.0.9]:587, delay=1, delays=0/0/0/1, dsn=2.0.0, status=sent (250 2.0.0 Ok: queued as ${remote})`,
+    `Nov 21 18:58:35 relay1 postfix/smtp[4]: ${q}: to=<ann@example.org>, relay=smtp.provider.example[10.0.0.9]:587, delay=1, delays=0/0/0/1, dsn=2.0.0, status=sent (250 2.0.0 Ok: queued as ${remote})`,
+  ].join('\n');
+}
+
+describe('Mail-provider events (POST /callback/mail-provider)', () => {
+  let t: TestApp;
+  let logs: Repository<CleanLog>;
+  let companies: Repository<Company>;
+  let suppression: Repository<SuppressionEntry>;
+
+  const send = (body: unknown, auth: [string, string] | null = [USER, PASSWORD]) => {
+    const req = t.http().post('/callback/mail-provider');
+    if (auth) req.auth(...auth);
+    return req.send(body as object);
+  };
+  const ship = (text: string) =>
+    t
+      .http()
+      .post('/api/v1/callback-raw-log')
+      .set('x-api-key', KEY)
+      .set('content-type', 'text/plain')
+      .send(text)
+      .expect(200);
+
+  async function paidCompany(): Promise<Company> {
+    const owner = await createActiveUser(t);
+    const found = await companies.findOneByOrFail({ uuid: owner.companyUuid });
+    await companies.update(
+      { id: found.id },
+      {
+        packageUuid: '5f0c6f1e-8d3a-4a57-9a43-1b2c3d4e5f60',
+        periodStart: new Date(Date.now() - DAY),
+        periodEnd: new Date(Date.now() + 30 * DAY),
+        quota: 100,
+        used: 0,
+      },
+    );
+    return companies.findOneByOrFail({ id: found.id });
+  }
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: {
+        LOG_SHIPPER_API_KEY: KEY,
+        MAIL_PROVIDER_WEBHOOK_USER: USER,
+        MAIL_PROVIDER_WEBHOOK_PASSWORD: PASSWORD,
+      },
+    });
+    logs = t.dataSource.getRepository(CleanLog);
+    companies = t.dataSource.getRepository(Company);
+    suppression = t.dataSource.getRepository(SuppressionEntry);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('Postmark: a delivery on the provider message id makes the record delivered; a repeat is a duplicate', async () => {
+    const company = await paidCompany();
+    await ship(messageLines(company.relayUsername, 'AAA0000001', 'PM-0001', 'm1@acme.example'));
+    const delivery = {
+      RecordType: 'Delivery',
+      MessageID: 'PM-0001',
+      Recipient: 'Jo@Example.net',
+      DeliveredAt: '2026-11-21T18:59:00Z',
+      Details: 'Test delivery',
+    };
+    const res = await send(delivery).expect(200);
+    expect(res.body).toMatchObject({ status: 'success', code: 200 });
+    expect(res.body.data).toEqual({ accepted: 1, duplicates: 0, skipped: 0 });
+    const record = await logs.findOneByOrFail({ queueId: 'AAA0000001', recipient: 'jo@example.net' });
+    expect(record.status).toBe('delivered');
+    expect(record.events.map((e) => e.status)).toEqual(['sent', 'delivered']);
+    const other = await logs.findOneByOrFail({ queueId: 'AAA0000001', recipient: 'ann@example.org' });
+    expect(other.status).toBe('sent');
+
+    expect((await send(delivery).expect(200)).body.data).toEqual({ accepted: 0, duplicates: 1, skipped: 0 });
+    expect(await countRows(t, 'provider_events')).toBe(1);
+  });
+
+  it('SendGrid: matched on smtp-id; open and spam report set the flag and complaint, and suppress; a bad event is skipped', async () => {
+    const company = await paidCompany();
+    await ship(messageLines(company.relayUsername, 'AAA0000002', 'SG-0002', 'm2@acme.example'));
+    const res = await send([
+      {
+        event: 'open',
+        email: 'jo@example.net',
+        timestamp: 1763751600,
+        'smtp-id': '<m2@acme.example>',
+        sg_event_id: 'e-open-2',
+      },
+      {
+        event: 'spamreport',
+        email: 'jo@example.net',
+        timestamp: 1763751700,
+        'smtp-id': '<m2@acme.example>',
+        sg_event_id: 'e-spam-2',
+      },
+      { event: 'delivered', timestamp: 1763751800, sg_event_id: 'e-bad-2' },
+    ]).expect(200);
+    expect(res.body.data).toEqual({ accepted: 2, duplicates: 0, skipped: 1 });
+    const record = await logs.findOneByOrFail({ queueId: 'AAA0000002', recipient: 'jo@example.net' });
+    expect(record).toMatchObject({ status: 'complained', opened: true, clicked: false });
+    const entry = await suppression.findOneByOrFail({ companyId: company.id, email: 'jo@example.net' });
+    expect(entry).toMatchObject({ reason: 'complaint', source: 'mail_provider' });
+  });
+
+  it('SparkPost: an event before its message is kept, and applied (hard bounce → suppression) when the record arrives', async () => {
+    const company = await paidCompany();
+    const bounce = [
+      {
+        msys: {
+          message_event: {
+            type: 'bounce',
+            event_id: 'sp-bounce-3',
+            message_id: 'SP-0003',
+            rcpt_to: 'ann@example.org',
+            timestamp: '1763751900',
+            bounce_class: '10',
+            raw_reason: '550 5.1.1 user unknown',
+          },
+        },
+      },
+      { msys: {} },
+    ];
+    expect((await send(bounce).expect(200)).body.data).toEqual({ accepted: 1, duplicates: 0, skipped: 1 });
+    expect(await suppression.countBy({ companyId: company.id, email: 'ann@example.org' })).toBe(0);
+
+    await ship(messageLines(company.relayUsername, 'AAA0000003', 'SP-0003', 'm3@acme.example'));
+    const record = await logs.findOneByOrFail({ queueId: 'AAA0000003', recipient: 'ann@example.org' });
+    expect(record).toMatchObject({ status: 'bounced', response: '550 5.1.1 user unknown' });
+    const entry = await suppression.findOneByOrFail({ companyId: company.id, email: 'ann@example.org' });
+    expect(entry).toMatchObject({ reason: 'hard_bounce', source: 'mail_provider' });
+    // Both recipients were handed over: two counted, the late bounce counts nothing more.
+    expect((await companies.findOneByOrFail({ id: company.id })).used).toBe(2);
+  });
+
+  it('refuses wrong credentials (401 with WWW-Authenticate) and a body that is no provider payload (400)', async () => {
+    const before = await countRows(t, 'provider_events');
+    const res = await send({ RecordType: 'Delivery' }, [USER, 'wrong']).expect(401);
+    expectFailure(res.body, 401);
+    expect(res.headers['www-authenticate']).toContain('Basic');
+    expectFailure((await send({ hello: 'world' }).expect(400)).body, 400);
+    expectFailure((await send([]).expect(400)).body, 400);
+    expect(await countRows(t, 'provider_events')).toBe(before);
+  });
+});
