@@ -16,6 +16,7 @@ import { DomainsModule } from './modules/domains/domains.module';
 import { HealthModule } from './modules/health/health.module';
 import { LogIngestModule } from './modules/log-ingest/log-ingest.module';
 import { ProviderEventsModule } from './modules/provider-events/provider-events.module';
+import { ReportsModule } from './modules/reports/reports.module';
 import { InternalModule } from './modules/internal/internal.module';
 import { JobsModule } from './modules/jobs/jobs.module';
 import { MailModule } from './modules/mail/mail.module';
@@ -51,6 +52,7 @@ import { UsersModule } from './modules/users/users.module';
     InternalModule,
     LogIngestModule,
     ProviderEventsModule,
+    ReportsModule,
     HealthModule,
   ],
   providers: [

@@ -39,6 +39,7 @@ const FILE_DOWNLOADS = new Set([
   'GET /api/v1/billings/:uuid/proof',
   'GET /api/v1/admins/billings/:uuid/proof',
   'GET /api/v1/suppression/export',
+  'GET /api/v1/reports/logs/export',
 ]);
 
 /** Multipart uploads (the file in field `file`) instead of a JSON body. */

@@ -4,6 +4,7 @@ import { Billing, BillingStatus } from '../src/modules/billings/entities/billing
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { Notification } from '../src/modules/notifications/entities/notification.entity';
 import { Package } from '../src/modules/packages/entities/package.entity';
+import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { Domain } from '../src/modules/domains/entities/domain.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
 import { User } from '../src/modules/users/entities/user.entity';
@@ -96,6 +97,7 @@ const PACKAGES_WRITE = 'packages write';
 const BILLINGS_READ = 'billings read';
 const BILLINGS_WRITE = 'billings approve, reject, refund';
 const REVENUE = 'reports revenue';
+const DELIVERY_REPORTS = 'reports (`/admins/reports`) delivery';
 const SUPPRESSION = 'suppression';
 const DOMAINS = 'domains';
 
@@ -418,6 +420,14 @@ const MATRIX: MatrixEntry[] = [
     status: 200,
     allowed: MONEY,
   },
+  ...(['summary', 'logs', 'companies'] as const).map((report): MatrixEntry => ({
+    row: DELIVERY_REPORTS,
+    method: 'get',
+    route: `/api/v1/admins/reports/${report}`,
+    path: () => `/api/v1/admins/reports/${report}?from=2026-01-01&to=2026-12-31`,
+    status: 200,
+    allowed: ALL,
+  })),
   {
     row: REVENUE,
     method: 'get',
@@ -661,6 +671,7 @@ async function snapshot(t: TestApp): Promise<unknown> {
     notifications: await t.dataSource.getRepository(Notification).find(order),
     suppression: await t.dataSource.getRepository(SuppressionEntry).find(order),
     domains: await t.dataSource.getRepository(Domain).find(order),
+    cleanLogs: await t.dataSource.getRepository(CleanLog).find({ order: { id: 'ASC' } }),
   };
 }
 

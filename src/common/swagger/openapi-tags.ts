@@ -34,6 +34,12 @@ export const OPENAPI_TAGS: ReadonlyArray<{ name: string; description: string }> 
       "The company's sender domains: the DNS records to publish (ownership, SPF, DKIM, DMARC, return " +
       'path), live verification, and removal.',
   },
+  {
+    name: 'reports',
+    description:
+      "Delivery reports of the company's mail: summaries with rates, the clean log (one record per " +
+      'message and recipient) with its CSV export, and per-domain and bounce breakdowns.',
+  },
   { name: 'notifications', description: "The signed-in user's notifications." },
   {
     name: 'admins',
@@ -57,7 +63,11 @@ export const OPENAPI_TAGS: ReadonlyArray<{ name: string; description: string }> 
     name: 'admin domains',
     description: 'Sender domains of every company: reading, verifying and removing them.',
   },
-  { name: 'admin reports', description: 'Platform-wide reports for admins (revenue).' },
+  {
+    name: 'admin reports',
+    description:
+      'Platform-wide reports for admins: delivery summaries, the clean log of every company, per-company ranking, revenue.',
+  },
   {
     name: 'admin suppression',
     description: 'Suppression entries of any company, and the global list that applies to every company.',

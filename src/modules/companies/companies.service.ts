@@ -163,6 +163,15 @@ export class CompaniesService implements OnModuleInit {
     return this.companies.find({ where: { uuid: In(uuids) }, select: { id: true, uuid: true } });
   }
 
+  /** Name and quota use of the companies with these ids, for reports. */
+  namesAndQuota(ids: number[]): Promise<Array<Pick<Company, 'id' | 'uuid' | 'name' | 'quota' | 'used'>>> {
+    if (!ids.length) return Promise.resolve([]);
+    return this.companies.find({
+      where: { id: In(ids) },
+      select: { id: true, uuid: true, name: true, quota: true, used: true },
+    });
+  }
+
   /** The id of the company an admin names by uuid: 404 when there is none. */
   async idOf(companyUuid: string): Promise<number> {
     const company = await this.companies.findOne({ where: { uuid: companyUuid }, select: { id: true } });

@@ -9,6 +9,7 @@ import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { CompaniesService } from '../companies/companies.service';
+import { csvCell } from '../../common/csv';
 import { containsPattern } from '../../common/search';
 import { ListSuppressionQueryDto } from './dto/suppression-requests.dto';
 import {
@@ -238,10 +239,4 @@ export class SuppressionService {
       emails.map((email) => ({ uuid: randomUUID(), companyId, email, ...fields })),
     );
   }
-}
-
-/** A CSV cell: quoted when needed, and a leading = + - @ defused so spreadsheets do not run it. */
-function csvCell(value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
