@@ -24,6 +24,7 @@ import { createTestApp, TestApp } from './support/test-app';
 
 const available = postfixAvailable();
 const DAY = 86_400_000;
+const LOG_SHIPPER_KEY = 'log-shipper-key-for-the-postfix-test-0123456789';
 if (!available.ok) {
   // CI installs Postfix and swaks (.ci/run): there, a missing one is a failure, not a skip.
   if (process.env.CI) throw new Error(`The real-Postfix test cannot run in CI: ${available.why}`);
@@ -98,7 +99,7 @@ if (!available.ok) {
 
   beforeAll(async () => {
     sink = await new SmtpSink().start();
-    t = await createTestApp();
+    t = await createTestApp({ env: { LOG_SHIPPER_API_KEY: LOG_SHIPPER_KEY } });
     ({ server: policy, port: policyPort } = await startPolicyServer(t.app, 0));
     await startPostfix({ policyPort, relayPort: sink.port });
   }, 60_000);
@@ -184,6 +185,87 @@ if (!available.ok) {
     expect(log).toMatch(
       /NOQUEUE: reject: RCPT from .*: 554 5\.7\.1 <jo@example\.net>: Recipient address rejected: account suspended/,
     );
+  });
+
+  describe("Postfix's own log, shipped to the service (issue 10)", () => {
+    // A domain of this run only: the log file keeps earlier runs' lines, which must not count here.
+    const domain = `zeta-${Date.now().toString(36)}.test`;
+    const today = () => new Date().toISOString().slice(0, 10);
+    let zeta: Awaited<ReturnType<typeof company>>;
+
+    const shipLog = () =>
+      t
+        .http()
+        .post('/api/v1/callback-raw-log')
+        .set('x-api-key', LOG_SHIPPER_KEY)
+        .set('content-type', 'text/plain')
+        .send(readFileSync(POSTFIX_LOG, 'utf8'))
+        .expect(200);
+    const recordOf = async (recipient: string) => {
+      const res = await t
+        .http()
+        .get(`/api/v1/reports/logs?from=${today()}&to=${today()}&recipient=${recipient}`)
+        .set(...bearer(zeta.token))
+        .expect(200);
+      return res.body.data.items as Array<Record<string, unknown>>;
+    };
+    /** Waits until Postfix has logged a line matching `pattern`. */
+    async function logged(pattern: RegExp): Promise<RegExpExecArray> {
+      const deadline = Date.now() + 30_000;
+      while (Date.now() < deadline) {
+        const found = pattern.exec(readFileSync(POSTFIX_LOG, 'utf8'));
+        if (found) return found;
+        flushQueue();
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      throw new Error(`Postfix did not log ${pattern}`);
+    }
+
+    beforeAll(async () => {
+      zeta = await company({}, domain);
+    });
+
+    it('a relayed message becomes a sent record with its Message-ID and queue id, counted once', async () => {
+      const sent = await swaks(`news@${domain}`, 'ok@example.net', 'shipped log');
+      const queueId = /queued as ([0-9A-F]+)/.exec(sent.transcript)![1];
+      expect(await relayed('shipped log')).toEqual(['ok@example.net']);
+      await logged(new RegExp(`${queueId}: to=<ok@example\\.net>.*status=sent`));
+      const messageId = (await logged(new RegExp(`${queueId}: message-id=<([^>]+)>`)))[1];
+
+      const shipped = await shipLog();
+      expect(shipped.body.data.records).toBeGreaterThanOrEqual(1);
+      const [record] = await recordOf('ok@example.net');
+      expect(record).toMatchObject({
+        status: 'sent',
+        queueId,
+        messageId,
+        from: `news@${domain}`,
+        companyUuid: zeta.uuid,
+        dsn: '2.0.0',
+      });
+      const used = async () =>
+        (await t.dataSource.getRepository(Company).findOneByOrFail({ id: zeta.id })).used;
+      expect(await used()).toBe(1);
+      // The whole file again: nothing new, nothing counted twice.
+      expect((await shipLog()).body.data.records).toBe(0);
+      expect(await used()).toBe(1);
+    }, 60_000);
+
+    it('a recipient the next hop refuses with 550 becomes bounced and suppressed', async () => {
+      sink.refused.add('gone@example.net');
+      const sent = await swaks(`news@${domain}`, 'gone@example.net', 'refused by the sink');
+      const queueId = /queued as ([0-9A-F]+)/.exec(sent.transcript)![1];
+      await logged(new RegExp(`${queueId}: to=<gone@example\\.net>.*dsn=5\\.1\\.1, status=bounced`));
+      await shipLog();
+      const [record] = await recordOf('gone@example.net');
+      expect(record).toMatchObject({ status: 'bounced', queueId, dsn: '5.1.1', companyUuid: zeta.uuid });
+      expect(String(record.response)).toContain('550 5.1.1 No such user here');
+      const entry = await t.dataSource
+        .getRepository(SuppressionEntry)
+        .findOneByOrFail({ companyId: zeta.id, email: 'gone@example.net' });
+      expect(entry).toMatchObject({ reason: 'hard_bounce', source: 'log' });
+      expect((await t.dataSource.getRepository(Company).findOneByOrFail({ id: zeta.id })).used).toBe(2);
+    }, 60_000);
   });
 
   describe('npm run policy-server (the standalone application)', () => {

@@ -15,12 +15,18 @@ export class SmtpSink {
   private waiters: Array<() => void> = [];
   private server?: SMTPServer;
   port = 0;
+  /** Recipients refused at RCPT with `550 5.1.1` (a mailbox that does not exist). */
+  readonly refused = new Set<string>();
 
   async start(): Promise<this> {
     this.server = new SMTPServer({
       authOptional: true,
       disabledCommands: ['STARTTLS'],
       logger: false,
+      onRcptTo: (address, _session, callback) => {
+        if (!this.refused.has(address.address.toLowerCase())) return callback();
+        callback(Object.assign(new Error('5.1.1 No such user here'), { responseCode: 550 }));
+      },
       onData: (stream, session, callback) => {
         simpleParser(stream)
           .then((parsed: ParsedMail) => {
