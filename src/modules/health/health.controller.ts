@@ -6,6 +6,7 @@ import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { SkipGeneralRateLimit } from '../../common/rate-limit/rate-limit.decorator';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import { Public } from '../auth/access.decorators';
+import { LogIndex } from '../log-index/log-index';
 import { MailService } from '../mail/mail.service';
 
 class LiveDto {
@@ -14,8 +15,8 @@ class LiveDto {
 
 class HealthChecksDto {
   @ApiProperty({ enum: ['up', 'down'] }) database: 'up' | 'down';
-  /** `sql` until the clean-log index area arrives. */
-  @ApiProperty({ enum: ['sql', 'elasticsearch', 'down'] }) index: string;
+  /** The clean-log index in use (`sql`, `elasticsearch`), or `down` when it does not answer. */
+  @ApiProperty({ enum: ['sql', 'elasticsearch', 'down'] }) index: 'sql' | 'elasticsearch' | 'down';
   @ApiProperty({ enum: ['smtp', 'log'] }) mail: 'smtp' | 'log';
 }
 
@@ -34,6 +35,7 @@ export class HealthController {
   constructor(
     private readonly dataSource: DataSource,
     private readonly mail: MailService,
+    private readonly logIndex: LogIndex,
   ) {}
 
   /**
@@ -41,8 +43,9 @@ export class HealthController {
    *
    * @remarks
    * Public and not rate limited. 200 when the database answers within 2 seconds, with the state of the
-   * database, the clean-log index and the mail transport (SMTP, or the log when SMTP_URL is unset); 503 when
-   * the database is down.
+   * database, the clean-log index (`down` when it does not answer within 2 seconds: reports and ingest then
+   * fail, the relay decision does not) and the mail transport (SMTP, or the log when SMTP_URL is unset); 503
+   * when the database is down.
    */
   @Get()
   @ResponseMessage('Service is healthy')
@@ -50,7 +53,8 @@ export class HealthController {
   @ApiErrors(503)
   async health(): Promise<HealthDto> {
     if (!(await this.databaseUp())) throw new DomainError(HttpStatus.SERVICE_UNAVAILABLE, 'Database is down');
-    return { status: 'ok', checks: { database: 'up', index: 'sql', mail: this.mail.mode } };
+    const index = (await this.indexUp()) ? this.logIndex.kind : 'down';
+    return { status: 'ok', checks: { database: 'up', index, mail: this.mail.mode } };
   }
 
   /**
@@ -65,6 +69,18 @@ export class HealthController {
   @ApiEnvelope(LiveDto)
   live(): LiveDto {
     return { status: 'ok' };
+  }
+
+  private async indexUp(): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), DATABASE_CHECK_TIMEOUT_MS);
+    });
+    try {
+      return await Promise.race([this.logIndex.isUp(), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private async databaseUp(): Promise<boolean> {

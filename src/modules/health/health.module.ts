@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { LogIndexModule } from '../log-index/log-index.module';
 import { HealthController } from './health.controller';
 
-@Module({ controllers: [HealthController] })
+@Module({ imports: [LogIndexModule], controllers: [HealthController] })
 export class HealthModule {}
