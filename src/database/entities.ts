@@ -7,6 +7,7 @@ import { CompanyAuditEvent } from '../modules/companies/entities/company-audit-e
 import { CompanyUsageDay } from '../modules/companies/entities/company-usage-day.entity';
 import { Company } from '../modules/companies/entities/company.entity';
 import { Domain } from '../modules/domains/entities/domain.entity';
+import { CleanLogDay } from '../modules/log-index/entities/clean-log-day.entity';
 import { CleanLog } from '../modules/log-index/entities/clean-log.entity';
 import { LogBatch } from '../modules/log-ingest/entities/log-batch.entity';
 import { PostfixDelivery } from '../modules/log-ingest/entities/postfix-delivery.entity';
@@ -43,4 +44,5 @@ export const ENTITIES = [
   QuotaCountedRecord,
   ProviderEvent,
   CleanLog,
+  CleanLogDay,
 ];

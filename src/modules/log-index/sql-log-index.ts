@@ -12,6 +12,7 @@ import {
   LogFilter,
   LogPosition,
 } from './clean-record';
+import { CleanLogDay } from './entities/clean-log-day.entity';
 import { CleanLog } from './entities/clean-log.entity';
 import { BounceBreakdown, GroupedCounts, LogIndex } from './log-index';
 
@@ -22,7 +23,8 @@ const STREAM_BATCH = 1000;
 /**
  * The clean-log index in the service's own database (the default): the `clean_logs` table with
  * indexes for (company, lastEventAt), (company, recipient), messageId, queueId and
- * remoteQueueId. Summaries group the window's rows by day and status.
+ * remoteQueueId, and the daily roll-up `clean_log_daily`, moved in step with every write.
+ * Summaries of whole UTC days read the roll-up; other windows group the records themselves.
  */
 @Injectable()
 export class SqlLogIndex extends LogIndex {
@@ -30,18 +32,49 @@ export class SqlLogIndex extends LogIndex {
 
   constructor(
     @InjectRepository(CleanLog) private readonly logs: Repository<CleanLog>,
+    @InjectRepository(CleanLogDay) private readonly days: Repository<CleanLogDay>,
     private readonly dialect: SqlDialect,
   ) {
     super();
   }
 
+  /** Upserts the records and moves each from its old roll-up cell to its new one; give `within` (a transaction). */
   async write(records: CleanRecord[], within?: EntityManager): Promise<void> {
-    const repo = within ? within.getRepository(CleanLog) : this.logs;
+    if (!records.length) return;
+    const manager = within ?? this.logs.manager;
+    const before = new Map(
+      (
+        await this.getMany(
+          records.map((r) => r.id),
+          manager,
+        )
+      ).map((r) => [r.id, r]),
+    );
+    const repo = manager.getRepository(CleanLog);
     for (let i = 0; i < records.length; i += WRITE_CHUNK) {
       await repo.upsert(records.slice(i, i + WRITE_CHUNK).map(toRow), {
         conflictPaths: ['id'],
         skipUpdateIfNoValuesChanged: false,
       });
+    }
+    const deltas = new Map<string, { key: DayCell; records: number; opened: number; clicked: number }>();
+    const move = (r: CleanRecord, sign: 1 | -1) => {
+      const key = dayCellOf(r);
+      const id = `${key.companyId}\n${key.day}\n${key.senderDomain}\n${key.status}`;
+      const delta = deltas.get(id) ?? { key, records: 0, opened: 0, clicked: 0 };
+      delta.records += sign;
+      if (r.opened) delta.opened += sign;
+      if (r.clicked) delta.clicked += sign;
+      deltas.set(id, delta);
+    };
+    for (const record of records) {
+      const old = before.get(record.id);
+      if (old) move(old, -1);
+      move(record, 1);
+    }
+    for (const { key, records: n, opened, clicked } of deltas.values()) {
+      if (n === 0 && opened === 0 && clicked === 0) continue;
+      await this.dialect.addToCounters(manager, CleanLogDay, key, { records: n, opened, clicked });
     }
   }
 
@@ -74,6 +107,13 @@ export class SqlLogIndex extends LogIndex {
   }
 
   async countsByDay(filter: LogFilter): Promise<Array<{ day: string; counts: LogCounts }>> {
+    if (rollsUp(filter)) {
+      const rows = await this.rollUp(filter)
+        .addSelect('day.day', 'key')
+        .groupBy('day.day, day.status')
+        .getRawMany<CountRow>();
+      return groupCounts(rows).map(({ key, counts }) => ({ day: String(key), counts }));
+    }
     const day = this.dialect.utcPeriod('log.last_event_at', 'day');
     const rows = await this.countQuery(filter)
       .addSelect(day, 'key')
@@ -83,6 +123,17 @@ export class SqlLogIndex extends LogIndex {
   }
 
   async countsBy(filter: LogFilter, key: 'senderDomain' | 'companyId'): Promise<GroupedCounts[]> {
+    if (rollsUp(filter)) {
+      const column = key === 'senderDomain' ? 'day.sender_domain' : 'day.company_id';
+      const rows = await this.rollUp(filter)
+        .addSelect(column, 'key')
+        .groupBy(`${column}, day.status`)
+        .getRawMany<CountRow>();
+      // The roll-up's stand-ins for "none" (company 0, domain '') are null here, as in the records.
+      const none = (value: GroupedCounts['key']) =>
+        key === 'companyId' ? Number(value) === 0 : value === '' || value === null;
+      return groupCounts(rows).map((g) => ({ ...g, key: none(g.key) ? null : g.key }));
+    }
     const column = key === 'senderDomain' ? 'log.sender_domain' : 'log.company_id';
     const rows = await this.countQuery(filter)
       .addSelect(column, 'key')
@@ -168,6 +219,24 @@ export class SqlLogIndex extends LogIndex {
     return qb.orderBy('log.last_event_at', 'DESC').addOrderBy('log.id', 'DESC').take(limit).getMany();
   }
 
+  /** The roll-up's cells of a window of whole days (see rollsUp). */
+  private rollUp(f: LogFilter): SelectQueryBuilder<CleanLogDay> {
+    const qb = this.days
+      .createQueryBuilder('day')
+      .select('day.status', 'status')
+      .addSelect('SUM(day.records)', 'n')
+      .addSelect('SUM(day.opened)', 'opened')
+      .addSelect('SUM(day.clicked)', 'clicked')
+      .where('day.day >= :from AND day.day < :to', {
+        from: f.from.toISOString().slice(0, 10),
+        to: f.toExclusive.toISOString().slice(0, 10),
+      })
+      .andWhere('day.records <> 0');
+    if (f.companyId !== undefined) qb.andWhere('day.company_id = :companyId', { companyId: f.companyId });
+    if (f.senderDomain) qb.andWhere('day.sender_domain = :senderDomain', { senderDomain: f.senderDomain });
+    return qb;
+  }
+
   private countQuery(filter: LogFilter): SelectQueryBuilder<CleanLog> {
     return this.filtered(filter)
       .select('log.status', 'status')
@@ -199,6 +268,37 @@ export class SqlLogIndex extends LogIndex {
     }
     return qb;
   }
+}
+
+interface DayCell {
+  companyId: number;
+  day: string;
+  senderDomain: string;
+  status: string;
+}
+
+function dayCellOf(r: CleanRecord): DayCell {
+  return {
+    companyId: r.companyId ?? 0,
+    day: new Date(r.lastEventAt).toISOString().slice(0, 10),
+    senderDomain: r.senderDomain ?? '',
+    status: r.status,
+  };
+}
+
+/** A window of whole UTC days, filtered at most by company and sender domain: the roll-up answers it exactly. */
+function rollsUp(f: LogFilter): boolean {
+  const midnight = (d: Date) => d.getTime() % 86_400_000 === 0;
+  return (
+    midnight(f.from) &&
+    midnight(f.toExclusive) &&
+    !f.status &&
+    !f.recipient &&
+    !f.sender &&
+    !f.messageId &&
+    !f.queueId &&
+    !f.search
+  );
 }
 
 interface CountRow {

@@ -52,7 +52,7 @@ export class DeliveryRecordsService {
   /** Answers how many clean records were created or changed. */
   async rebuild(em: EntityManager, queues: QueueKey[], rejects: PostfixDelivery[]): Promise<number> {
     const wanted = new Set(queues.map((q) => keyOf(q.host, q.queueId)));
-    const queueRows = (await this.inChunks(em, PostfixQueue, queues)).filter((q) =>
+    const queueRows = (await this.lockedQueues(em, queues)).filter((q) =>
       wanted.has(keyOf(q.host, q.queueId)),
     );
     const deliveries = (await this.inChunks(em, PostfixDelivery, queues)).filter(
@@ -189,8 +189,26 @@ export class DeliveryRecordsService {
     }
   }
 
+  /**
+   * The queues' rows, locked on PostgreSQL (in id order) for the rest of the transaction: a log
+   * batch and a provider event rebuilding the same records run one after the other.
+   */
+  private async lockedQueues(em: EntityManager, queues: QueueKey[]): Promise<PostfixQueue[]> {
+    const ids = [...new Set(queues.map((q) => q.queueId))];
+    const rows: PostfixQueue[] = [];
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const qb = em
+        .getRepository(PostfixQueue)
+        .createQueryBuilder('queue')
+        .where('queue.queue_id IN (:...ids)', { ids: ids.slice(i, i + CHUNK) })
+        .orderBy('queue.id', 'ASC');
+      rows.push(...(await this.dialect.forUpdate(qb).getMany()));
+    }
+    return rows;
+  }
+
   /** Rows of `entity` for these queues: one query per chunk of queue ids (hosts filtered after). */
-  private async inChunks<T extends PostfixQueue | PostfixDelivery>(
+  private async inChunks<T extends PostfixDelivery>(
     em: EntityManager,
     entity: new () => T,
     queues: QueueKey[],
