@@ -18,6 +18,7 @@ import { ACCESS_TOKEN_ALGORITHM, ACCESS_TOKEN_CLOCK_TOLERANCE_S } from '../src/m
 import { benchDatabase, BenchDatabase } from './lib/database';
 import { measureHostileBodies } from './lib/hostile-bodies';
 import { measurePolicyServer } from './lib/policy-server';
+import { measureDeliveryData } from './lib/delivery-data';
 import { relayQuery, seedRelayData } from './lib/relay-data';
 import { cpuMicros, RssSampler, residentBytes, RunningService, startService } from './lib/service';
 
@@ -33,6 +34,11 @@ const JWT_SECONDS = 2;
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
 const MB = 1024 * 1024;
 const INTERNAL_API_KEY = `bench-internal-${randomBytes(24).toString('hex')}`;
+const LOG_SHIPPER_API_KEY = `bench-shipper-${randomBytes(24).toString('hex')}`;
+const WEBHOOK_USER = 'bench-provider';
+const WEBHOOK_PASSWORD = `bench-webhook-${randomBytes(24).toString('hex')}`;
+/** Clean records seeded for the report figures (quality.md: 1,000,000). */
+const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
 
 /** Four different secrets of ≥ 32 characters; known to the bench, fixed for no reason but readability. */
 const SECRETS = {
@@ -298,6 +304,9 @@ async function main(): Promise<void> {
       REDIS_URL: '',
       APP_URL: 'http://localhost:5173',
       INTERNAL_API_KEY,
+      LOG_SHIPPER_API_KEY,
+      MAIL_PROVIDER_WEBHOOK_USER: WEBHOOK_USER,
+      MAIL_PROVIDER_WEBHOOK_PASSWORD: WEBHOOK_PASSWORD,
     });
     const tokens = await userTokens(service, db, CONNECTIONS);
 
@@ -350,6 +359,17 @@ async function main(): Promise<void> {
     );
     if (policy.failures)
       throw new Error(`policy server: ${policy.failures} failed answers or closed connections`);
+    console.log(
+      `delivery data: ingest and provider events ${DURATION_S} s each, then ${fmt(RECORDS)} clean records seeded for the reports…`,
+    );
+    const delivery = await measureDeliveryData(service, db, {
+      logShipperKey: LOG_SHIPPER_API_KEY,
+      webhookUser: WEBHOOK_USER,
+      webhookPassword: WEBHOOK_PASSWORD,
+      token: tokens[0],
+      seconds: DURATION_S,
+      records: RECORDS,
+    });
     console.log('hostile 1 MB bodies, each refused 10 times in a row…');
     const hostile = await measureHostileBodies(service);
     const worstBody = hostile.reduce((a, b) => (b.worstMs > a.worstMs ? b : a));
@@ -421,6 +441,45 @@ async function main(): Promise<void> {
         `${fmt(policy.decisions)} decisions in ${fmt(policy.durationS, 1)} s`,
       ),
       figure(
+        'ingest-lines',
+        'log ingest, batches of 1,000 lines (two in flight)',
+        delivery.ingestLinesPerSecond,
+        'lines/s',
+        { op: '>=', limit: 20_000 },
+        `${fmt(delivery.ingestLines)} lines in ${DURATION_S} s; five lines a message, each a clean record`,
+      ),
+      figure(
+        'provider-events',
+        'mail-provider events, batches of 100 (two in flight)',
+        delivery.providerEventsPerSecond,
+        '/s',
+        { op: '>=', limit: 5_000 },
+        `${fmt(delivery.providerEvents)} SendGrid deliveries, each matched to its record`,
+      ),
+      figure(
+        'report-summary-p95',
+        `GET /reports/summary of 30 days, ${fmt(delivery.records)} records (p95)`,
+        delivery.summaryP95Ms,
+        'ms',
+        { op: '<=', limit: 150 },
+        `seeded in ${fmt(delivery.seedSeconds, 1)} s, all of one company`,
+      ),
+      figure(
+        'report-logs-p95',
+        `GET /reports/logs first page, ${fmt(delivery.records)} records (p95)`,
+        delivery.logsFirstPageP95Ms,
+        'ms',
+        { op: '<=', limit: 100 },
+      ),
+      figure(
+        'report-export-rss',
+        'GET /reports/logs/export: resident memory growth while streaming',
+        delivery.exportRssGrowthMb,
+        'MB',
+        { op: '<=', limit: 64 },
+        `${fmt(delivery.exportRows)} rows in ${fmt(delivery.exportSeconds, 1)} s`,
+      ),
+      figure(
         'rss-peak',
         'resident memory during the HTTP runs (peak)',
         peakRss === undefined ? null : peakRss / MB,
@@ -464,6 +523,7 @@ async function main(): Promise<void> {
       details: {
         tokenVerification: { ...verification, seconds: JWT_SECONDS },
         http: { live, me, relay, relayCold },
+        delivery,
         policyServer: policy,
         hostileBodies: hostile,
         rss: {

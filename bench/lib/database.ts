@@ -13,6 +13,8 @@ export interface BenchDatabase {
   activateUser(email: string): Promise<void>;
   /** Runs statements written with `?` placeholders, in one transaction, on the service's database. */
   execute(statements: Array<{ sql: string; params: unknown[] }>): Promise<void>;
+  /** One read with `?` placeholders. */
+  query<T>(sql: string, params: unknown[]): Promise<T[]>;
   drop(): Promise<void>;
 }
 
@@ -60,6 +62,15 @@ export async function benchDatabase(baseUrl = process.env.BENCH_DATABASE_URL): P
           await db.destroy();
         }
       },
+      async query<T>(sql: string, params: unknown[]): Promise<T[]> {
+        const db = new DataSource({ type: 'better-sqlite3', database: join(dataDir, 'relay.sqlite') });
+        await db.initialize();
+        try {
+          return await db.query<T[]>(sql, params);
+        } finally {
+          await db.destroy();
+        }
+      },
       drop: () => Promise.resolve(removeDir()),
     };
   }
@@ -90,6 +101,16 @@ export async function benchDatabase(baseUrl = process.env.BENCH_DATABASE_URL): P
         }
         await c.query('COMMIT');
       });
+    },
+    async query<T>(sql: string, params: unknown[]): Promise<T[]> {
+      let n = 0;
+      const result = await withClient(databaseUrl, (c) =>
+        c.query(
+          sql.replace(/\?/g, () => `$${++n}`),
+          params,
+        ),
+      );
+      return result.rows as T[];
     },
     async drop() {
       await withClient(baseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));

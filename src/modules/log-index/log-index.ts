@@ -23,8 +23,11 @@ export interface BounceBreakdown {
 export abstract class LogIndex {
   abstract readonly kind: 'sql' | 'elasticsearch';
 
-  /** Upserts whole records. `within`: the caller's transaction, used by the SQL index. */
-  abstract write(records: CleanRecord[], within?: EntityManager): Promise<void>;
+  /**
+   * Upserts whole records. `within`: the caller's transaction, used by the SQL index;
+   * `previous`: the stored versions of these records when the caller has just read them.
+   */
+  abstract write(records: CleanRecord[], within?: EntityManager, previous?: CleanRecord[]): Promise<void>;
 
   /** The records with these ids that exist. */
   abstract getMany(ids: string[], within?: EntityManager): Promise<CleanRecord[]>;
@@ -48,7 +51,7 @@ export abstract class LogIndex {
     after?: LogPosition,
   ): Promise<{ items: CleanRecord[]; total: number }>;
 
-  /** Every record of the filter, newest first, read in batches (for the CSV export). */
+  /** Every record of the filter, newest first, read in batches, without their `events` (for the CSV export). */
   abstract stream(filter: LogFilter, max: number): AsyncIterable<CleanRecord[]>;
 
   /** Whether the index answers. */

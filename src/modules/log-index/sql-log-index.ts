@@ -18,7 +18,34 @@ import { BounceBreakdown, GroupedCounts, LogIndex } from './log-index';
 
 /** Rows per upsert statement: 28 columns each, well under SQLite's bound-parameter limit. */
 const WRITE_CHUNK = 500;
-const STREAM_BATCH = 1000;
+const STREAM_BATCH = 2000;
+/** The entity fields the export reads (all but `events`); raw rows name them `log_<column>`. */
+const STREAM_FIELDS: ReadonlyArray<keyof CleanLog> = [
+  'id',
+  'companyId',
+  'companyUuid',
+  'host',
+  'queueId',
+  'messageId',
+  'sender',
+  'senderDomain',
+  'recipient',
+  'origTo',
+  'status',
+  'dsn',
+  'response',
+  'relay',
+  'delay',
+  'size',
+  'clientIp',
+  'saslUsername',
+  'remoteQueueId',
+  'attempts',
+  'opened',
+  'clicked',
+  'firstSeenAt',
+  'lastEventAt',
+];
 
 /**
  * The clean-log index in the service's own database (the default): the `clean_logs` table with
@@ -186,11 +213,18 @@ export class SqlLogIndex extends LogIndex {
     let after: LogPosition | undefined;
     let left = max;
     while (left > 0) {
-      const rows = await this.page(filter, Math.min(STREAM_BATCH, left), after);
+      // Raw rows, not entities: a million of them are read here, and the events are not wanted.
+      const qb = this.filtered(filter, this.after(after))
+        .select(STREAM_FIELDS.map((field) => `log.${field}`))
+        .orderBy('log.last_event_at', 'DESC')
+        .addOrderBy('log.id', 'DESC')
+        .limit(Math.min(STREAM_BATCH, left));
+      const rows = await qb.getRawMany<Record<string, unknown>>();
       if (!rows.length) return;
-      yield rows.map(fromRow);
-      left -= rows.length;
-      const last = rows[rows.length - 1];
+      const records = rows.map(fromRawRow);
+      yield records;
+      left -= records.length;
+      const last = records[records.length - 1];
       after = { at: last.lastEventAt, id: last.id };
     }
   }
@@ -205,18 +239,22 @@ export class SqlLogIndex extends LogIndex {
   }
 
   private page(filter: LogFilter, limit: number, after?: LogPosition): Promise<CleanLog[]> {
-    const qb = this.filtered(filter);
-    if (after) {
-      qb.andWhere(
-        new Brackets((w) => {
-          w.where('log.last_event_at < :afterAt', { afterAt: after.at }).orWhere(
-            'log.last_event_at = :afterAt AND log.id < :afterId',
-            { afterAt: after.at, afterId: after.id },
-          );
-        }),
+    return this.filtered(filter, this.after(after))
+      .orderBy('log.last_event_at', 'DESC')
+      .addOrderBy('log.id', 'DESC')
+      .take(limit)
+      .getMany();
+  }
+
+  /** Keyset condition: records after `position` in the newest-first order. */
+  private after(position?: LogPosition): Brackets | undefined {
+    if (!position) return undefined;
+    return new Brackets((w) => {
+      w.where('log.last_event_at < :afterAt', { afterAt: position.at }).orWhere(
+        'log.last_event_at = :afterAt AND log.id < :afterId',
+        { afterAt: position.at, afterId: position.id },
       );
-    }
-    return qb.orderBy('log.last_event_at', 'DESC').addOrderBy('log.id', 'DESC').take(limit).getMany();
+    });
   }
 
   /** The roll-up's cells of a window of whole days (see rollsUp). */
@@ -245,10 +283,11 @@ export class SqlLogIndex extends LogIndex {
       .addSelect('SUM(CASE WHEN log.clicked THEN 1 ELSE 0 END)', 'clicked');
   }
 
-  private filtered(f: LogFilter): SelectQueryBuilder<CleanLog> {
+  private filtered(f: LogFilter, after?: Brackets): SelectQueryBuilder<CleanLog> {
     const qb = this.logs
       .createQueryBuilder('log')
       .where('log.last_event_at >= :from AND log.last_event_at < :to', { from: f.from, to: f.toExclusive });
+    if (after) qb.andWhere(after);
     if (f.companyId !== undefined) qb.andWhere('log.company_id = :companyId', { companyId: f.companyId });
     if (f.status) qb.andWhere('log.status = :status', { status: f.status });
     if (f.recipient) qb.andWhere('log.recipient = :recipient', { recipient: f.recipient.toLowerCase() });
@@ -352,6 +391,45 @@ function toRow(r: CleanRecord): CleanLog {
     firstSeenAt: r.firstSeenAt,
     lastEventAt: r.lastEventAt,
     events: r.events,
+  };
+}
+
+/** A raw row (`log_<column>`, as the query builder names selected columns) without events. */
+function fromRawRow(raw: Record<string, unknown>): CleanRecord {
+  const v = (column: string) => raw[`log_${column}`];
+  const text = (column: string) => (v(column) === null || v(column) === undefined ? null : String(v(column)));
+  const num = (column: string) => (v(column) === null || v(column) === undefined ? null : Number(v(column)));
+  const date = (column: string) => {
+    const value = v(column);
+    // SQLite hands back its stored UTC text, PostgreSQL a Date.
+    return value instanceof Date ? value : new Date(`${String(value).replace(' ', 'T')}Z`);
+  };
+  return {
+    id: String(v('id')),
+    companyId: num('company_id'),
+    companyUuid: text('company_uuid'),
+    host: String(v('host')),
+    queueId: text('queue_id'),
+    messageId: text('message_id'),
+    from: String(v('sender')),
+    senderDomain: text('sender_domain'),
+    to: String(v('recipient')),
+    origTo: text('orig_to'),
+    status: String(v('status')) as CleanStatus,
+    dsn: text('dsn'),
+    response: text('response'),
+    relay: text('relay'),
+    delay: num('delay'),
+    size: num('size'),
+    clientIp: text('client_ip'),
+    saslUsername: text('sasl_username'),
+    remoteQueueId: text('remote_queue_id'),
+    attempts: Number(v('attempts')),
+    opened: Boolean(v('opened')),
+    clicked: Boolean(v('clicked')),
+    firstSeenAt: date('first_seen_at'),
+    lastEventAt: date('last_event_at'),
+    events: [],
   };
 }
 

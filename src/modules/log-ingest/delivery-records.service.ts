@@ -98,6 +98,7 @@ export class DeliveryRecordsService {
     await this.index.write(
       changed.map((b) => b.record),
       em,
+      [...before.values()],
     );
     await this.countUsage(
       em,
@@ -169,9 +170,9 @@ export class DeliveryRecordsService {
         .map((e) => ({ eventId: e.id, recordId: record.id, record, e })),
     );
     if (!pairs.length) return;
-    const attached = new Set(await this.providerEvents.attach(pairs, em));
+    await this.providerEvents.attach(pairs, em);
     for (const { record, e } of pairs) {
-      if (!attached.has(e.id) || record.companyId === null) continue;
+      if (record.companyId === null) continue;
       const reason =
         e.type === 'complained'
           ? 'complaint'

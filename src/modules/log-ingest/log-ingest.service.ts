@@ -241,15 +241,24 @@ export class LogIngestService {
     const touched = new Map<string, QueueKey>();
     if (!updates.length) return touched;
     const repo = em.getRepository(PostfixQueue);
-    for (let i = 0; i < updates.length; i += CHUNK) {
-      await this.dialect.insertIgnoringDuplicates(
-        em,
-        PostfixQueue,
-        updates.slice(i, i + CHUNK).map((u) => ({ ...emptyUpdate(u.host, u.queueId, u.firstSeenAt) })),
-      );
-    }
-    const stored = new Map<string, PostfixQueue>();
     const ids = [...new Set(updates.map((u) => u.queueId))];
+    const known = new Set<string>();
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const rows = await repo.find({
+        where: { queueId: In(ids.slice(i, i + CHUNK)) },
+        select: { host: true, queueId: true },
+      });
+      for (const row of rows) known.add(queueKey(row.host, row.queueId));
+    }
+    // New queues are written whole: the usual batch holds every line of its messages.
+    const fresh = updates.filter((u) => !known.has(queueKey(u.host, u.queueId)));
+    for (let i = 0; i < fresh.length; i += CHUNK) {
+      await this.dialect.insertIgnoringDuplicates(em, PostfixQueue, fresh.slice(i, i + CHUNK));
+    }
+    for (const u of fresh) touched.set(queueKey(u.host, u.queueId), { host: u.host, queueId: u.queueId });
+    // Then every row is read (locked on PostgreSQL, in id order) and what it lacks is merged in:
+    // facts of a queue already known, or of one a concurrent batch inserted first.
+    const stored = new Map<string, PostfixQueue>();
     for (let i = 0; i < ids.length; i += CHUNK) {
       const qb = repo
         .createQueryBuilder('queue')
@@ -270,9 +279,9 @@ export class LogIngestService {
         const merged = earliest(row[time], update[time]);
         if (merged && merged.getTime() !== row[time]?.getTime()) changes[time] = merged;
       }
-      const isNew = row.sender === null && row.clientIp === null && row.messageId === null;
-      if (Object.keys(changes).length) await repo.update({ id: row.id }, changes);
-      if (Object.keys(changes).length || isNew) touched.set(key, { host: row.host, queueId: row.queueId });
+      if (!Object.keys(changes).length) continue;
+      await repo.update({ id: row.id }, changes);
+      touched.set(key, { host: row.host, queueId: row.queueId });
     }
     return touched;
   }

@@ -55,22 +55,29 @@ export class ProviderEventLookup {
     return found;
   }
 
-  /** Marks events applied to their record; answers the ids that were still unapplied (so their effects run once). */
-  async attach(
-    pairs: Array<{ eventId: number; recordId: string }>,
-    within: EntityManager,
-  ): Promise<number[]> {
-    const attached: number[] = [];
-    for (const { eventId, recordId } of pairs) {
-      const result = await within
+  /**
+   * Marks events applied to their record, in one statement. The caller holds the lock of the
+   * records' queues and read the events after taking it, so these are still unapplied.
+   */
+  async attach(pairs: Array<{ eventId: number; recordId: string }>, within: EntityManager): Promise<void> {
+    for (let i = 0; i < pairs.length; i += CHUNK) {
+      const chunk = pairs.slice(i, i + CHUNK);
+      const params: Record<string, unknown> = {};
+      const cases = chunk
+        .map((p, n) => {
+          params[`e${n}`] = p.eventId;
+          params[`r${n}`] = p.recordId;
+          return `WHEN :e${n} THEN :r${n}`;
+        })
+        .join(' ');
+      await within
         .createQueryBuilder()
         .update(ProviderEvent)
-        .set({ recordId })
-        .where('id = :eventId AND record_id IS NULL', { eventId })
+        .set({ recordId: () => `CASE id ${cases} END` })
+        .where('id IN (:...ids) AND record_id IS NULL', { ids: chunk.map((p) => p.eventId) })
+        .setParameters(params)
         .execute();
-      if (result.affected) attached.push(eventId);
     }
-    return attached;
   }
 }
 

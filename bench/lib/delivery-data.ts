@@ -1,0 +1,275 @@
+import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { BenchDatabase } from './database';
+import { residentBytes, RssSampler, RunningService } from './service';
+
+/** Rows per INSERT: 18 columns, well under SQLite's 32,766 bound parameters. */
+const SEED_BATCH = 500;
+/** Rows per transaction while seeding. */
+const SEED_ROUND = 50_000;
+const DAY = 86_400_000;
+
+export interface DeliveryFigures {
+  ingestLinesPerSecond: number;
+  ingestLines: number;
+  providerEventsPerSecond: number;
+  providerEvents: number;
+  records: number;
+  seedSeconds: number;
+  summaryP95Ms: number;
+  logsFirstPageP95Ms: number;
+  exportRows: number;
+  exportSeconds: number;
+  exportRssGrowthMb: number;
+}
+
+export interface DeliveryBenchOptions {
+  logShipperKey: string;
+  webhookUser: string;
+  webhookPassword: string;
+  /** A user's bearer token: its company gets the seeded records. */
+  token: string;
+  seconds: number;
+  records: number;
+}
+
+/**
+ * issue 10's figures: log ingest in batches of 1,000 lines, provider events in batches of 100,
+ * then, over `records` clean records of one company seeded straight into the database, the
+ * 30-day summary, the first page of the log, and the CSV export's memory.
+ */
+export async function measureDeliveryData(
+  service: RunningService,
+  db: BenchDatabase,
+  o: DeliveryBenchOptions,
+): Promise<DeliveryFigures> {
+  const me = await getJson<{ company: { uuid: string } }>(service, '/api/v1/users/me', o.token);
+  const [company] = await db.query<{ id: number; relay_username: string }>(
+    'SELECT id, relay_username FROM companies WHERE uuid = ?',
+    [me.company.uuid],
+  );
+
+  // Ingest: messages of five lines (client, message-id, from, to=, removed), two batches in flight.
+  let message = 0;
+  const batchOfLines = () => {
+    const lines: string[] = [];
+    const at = new Date().toISOString();
+    for (let i = 0; i < 200; i++, message++) {
+      const q = `B${message.toString(16).toUpperCase().padStart(9, '0')}`;
+      lines.push(
+        `${at} bench1 postfix/smtpd[1]: ${q}: client=h[10.0.0.1], sasl_method=PLAIN, sasl_username=${company.relay_username}`,
+        `${at} bench1 postfix/cleanup[2]: ${q}: message-id=<${q}@bench.example>`,
+        `${at} bench1 postfix/qmgr[3]: ${q}: from=<news@bench.example>, size=2048, nrcpt=1 (queue active)`,
+        `${at} bench1 postfix/smtp[4]: ${q}: to=<r${message}@example.net>, relay=mx[10.0.0.2]:25, delay=0.2, delays=0/0/0.1/0.1, dsn=2.0.0, status=sent (250 2.0.0 Ok: queued as R${q})`,
+        `${at} bench1 postfix/qmgr[3]: ${q}: removed`,
+      );
+    }
+    return lines.join('\n');
+  };
+  const ingest = await forSeconds(o.seconds, 2, async () => {
+    const res = await fetch(`${service.baseUrl}/api/v1/callback-raw-log`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', 'x-api-key': o.logShipperKey },
+      body: batchOfLines(),
+    });
+    if (res.status !== 200) throw new Error(`callback-raw-log: ${res.status} ${await res.text()}`);
+    return 1000;
+  });
+
+  // Provider events: SendGrid `delivered` for the records just ingested, matched on sg_message_id.
+  const messages = message;
+  let next = 0;
+  const events = await forSeconds(o.seconds, 2, async () => {
+    if (next >= messages) return 0;
+    const body = [];
+    for (let i = 0; i < 100 && next < messages; i++, next++) {
+      const q = `B${next.toString(16).toUpperCase().padStart(9, '0')}`;
+      body.push({
+        event: 'delivered',
+        email: `r${next}@example.net`,
+        timestamp: Math.floor(Date.now() / 1000),
+        sg_message_id: `R${q}.filter0001`,
+        sg_event_id: `bench-${q}`,
+      });
+    }
+    const res = await fetch(`${service.baseUrl}/callback/mail-provider`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Basic ${Buffer.from(`${o.webhookUser}:${o.webhookPassword}`).toString('base64')}`,
+      },
+      body: JSON.stringify(body),
+    });
+    if (res.status !== 200) throw new Error(`callback/mail-provider: ${res.status} ${await res.text()}`);
+    return body.length;
+  });
+
+  const seedStarted = performance.now();
+  await seedCleanLogs(db, company.id, me.company.uuid, o.records);
+  const seedSeconds = (performance.now() - seedStarted) / 1000;
+
+  const day = (offset: number) => new Date(Date.now() - offset * DAY).toISOString().slice(0, 10);
+  const summaryMs = await timings(30, () =>
+    getJson(service, `/api/v1/reports/summary?from=${day(29)}&to=${day(0)}&interval=day`, o.token),
+  );
+  const logsMs = await timings(30, () =>
+    getJson(service, `/api/v1/reports/logs?from=${day(29)}&to=${day(0)}&limit=50`, o.token),
+  );
+
+  // The export of every record: the service's memory before and at its peak while streaming.
+  const before = residentBytes(service.pid) ?? 0;
+  const rss = new RssSampler(service.pid, 50);
+  rss.start();
+  const exportStarted = performance.now();
+  const res = await fetch(`${service.baseUrl}/api/v1/reports/logs/export?from=${day(31)}&to=${day(0)}`, {
+    headers: { authorization: `Bearer ${o.token}` },
+  });
+  let rows = -1;
+  const reader = res.body!.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    for (const byte of value) if (byte === 0x0a) rows++;
+  }
+  rss.stop();
+  if (res.status !== 200) throw new Error(`export: ${res.status}`);
+
+  return {
+    ingestLinesPerSecond: ingest.units / ingest.seconds,
+    ingestLines: ingest.units,
+    providerEventsPerSecond: events.units / events.seconds,
+    providerEvents: events.units,
+    records: o.records,
+    seedSeconds,
+    summaryP95Ms: p95(summaryMs),
+    logsFirstPageP95Ms: p95(logsMs),
+    exportRows: rows,
+    exportSeconds: (performance.now() - exportStarted) / 1000,
+    exportRssGrowthMb: Math.max(0, (rss.peak() ?? before) - before) / (1024 * 1024),
+  };
+}
+
+/**
+ * The fast seeding of `count` clean records of one company over the last 30 days (statuses,
+ * sender domains and opens spread as a real month's would be), and their daily roll-up.
+ */
+export async function seedCleanLogs(
+  db: BenchDatabase,
+  companyId: number,
+  companyUuid: string,
+  count: number,
+) {
+  const statuses = [
+    'sent',
+    'sent',
+    'sent',
+    'sent',
+    'delivered',
+    'delivered',
+    'deferred',
+    'bounced',
+    'rejected',
+    'complained',
+  ];
+  const now = Date.now();
+  // better-sqlite3 binds no booleans: SQLite keeps them as 0/1.
+  const bool = (value: boolean) => (db.kind === 'postgres' ? value : Number(value));
+  for (let round = 0; round < count; round += SEED_ROUND) {
+    const statements: Array<{ sql: string; params: unknown[] }> = [];
+    for (let start = round; start < Math.min(round + SEED_ROUND, count); start += SEED_BATCH) {
+      const rows: unknown[][] = [];
+      for (let i = start; i < Math.min(start + SEED_BATCH, count); i++) {
+        const last = new Date(now - (i % (30 * 24 * 60)) * 60_000 - 1000);
+        const status = statuses[i % statuses.length];
+        const domain = `d${i % 5}.bench.example`;
+        const queueId = `S${i.toString(16).toUpperCase().padStart(10, '0')}`;
+        rows.push([
+          createHash('sha256').update(`seed\n${queueId}`).digest('hex'),
+          companyId,
+          companyUuid,
+          'seed1',
+          queueId,
+          `${queueId}@${domain}`,
+          `news@${domain}`,
+          domain,
+          `user${i}@example.${i % 7 === 0 ? 'org' : 'net'}`,
+          status,
+          status === 'bounced' ? '5.1.1' : status === 'deferred' ? '4.2.0' : '2.0.0',
+          status === 'bounced' ? '550 5.1.1 No such user' : '250 2.0.0 Ok',
+          1,
+          bool(i % 3 === 0),
+          bool(i % 9 === 0),
+          new Date(last.getTime() - 2000),
+          last,
+          '[]',
+        ]);
+      }
+      statements.push({
+        sql:
+          'INSERT INTO clean_logs (id, company_id, company_uuid, host, queue_id, message_id, sender, sender_domain, recipient, status, dsn, response, attempts, opened, clicked, first_seen_at, last_event_at, events) VALUES ' +
+          rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', '),
+        params: rows.flat(),
+      });
+    }
+    await db.execute(statements);
+  }
+  const dayOf =
+    db.kind === 'postgres'
+      ? "to_char(last_event_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
+      : 'substr(last_event_at, 1, 10)';
+  const flag = (column: string) => `SUM(CASE WHEN ${column} THEN 1 ELSE 0 END)`;
+  // The roll-up of what was seeded, as the index's writes would have kept it.
+  await db.execute([
+    {
+      sql:
+        `INSERT INTO clean_log_daily (company_id, day, sender_domain, status, records, opened, clicked) ` +
+        `SELECT company_id, ${dayOf}, sender_domain, status, COUNT(*), ${flag('opened')}, ${flag('clicked')} ` +
+        `FROM clean_logs WHERE host = 'seed1' GROUP BY company_id, ${dayOf}, sender_domain, status ` +
+        (db.kind === 'postgres'
+          ? 'ON CONFLICT (company_id, day, sender_domain, status) DO UPDATE SET records = clean_log_daily.records + excluded.records, opened = clean_log_daily.opened + excluded.opened, clicked = clean_log_daily.clicked + excluded.clicked'
+          : 'ON CONFLICT (company_id, day, sender_domain, status) DO UPDATE SET records = records + excluded.records, opened = opened + excluded.opened, clicked = clicked + excluded.clicked'),
+      params: [],
+    },
+  ]);
+}
+
+async function getJson<T>(service: RunningService, path: string, token: string): Promise<T> {
+  const res = await fetch(`${service.baseUrl}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${text.slice(0, 300)}`);
+  return (JSON.parse(text) as { data: T }).data;
+}
+
+/** Runs `work` with `inFlight` calls at a time for about `seconds`; each call answers how many units it did. */
+async function forSeconds(seconds: number, inFlight: number, work: () => Promise<number>) {
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  let units = 0;
+  let done = false;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (!done && performance.now() < until) {
+        const n = await work();
+        if (n === 0) done = true;
+        units += n;
+      }
+    }),
+  );
+  return { units, seconds: (performance.now() - started) / 1000 };
+}
+
+async function timings(times: number, call: () => Promise<unknown>): Promise<number[]> {
+  await call(); // warm-up
+  const ms: number[] = [];
+  for (let i = 0; i < times; i++) {
+    const started = performance.now();
+    await call();
+    ms.push(performance.now() - started);
+  }
+  return ms;
+}
+
+function p95(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.95) - 1)];
+}
