@@ -77,13 +77,11 @@ export class SqlLogIndex extends LogIndex {
         )
       ).map((r) => [r.id, r]),
     );
-    const repo = manager.getRepository(CleanLog);
-    for (let i = 0; i < records.length; i += WRITE_CHUNK) {
-      await repo.upsert(records.slice(i, i + WRITE_CHUNK).map(toRow), {
-        conflictPaths: ['id'],
-        skipUpdateIfNoValuesChanged: false,
-      });
-    }
+    const rows = records.map(toRow);
+    await this.dialect.insertMany(manager, CleanLog, rows, {
+      key: ['id'],
+      update: (Object.keys(rows[0]) as Array<keyof CleanLog>).filter((field) => field !== 'id'),
+    });
     const deltas = new Map<string, { key: DayCell; records: number; opened: number; clicked: number }>();
     const move = (r: CleanRecord, sign: 1 | -1) => {
       const key = dayCellOf(r);

@@ -129,14 +129,12 @@ export class DeliveryRecordsService {
       byCompany.set(r.companyId, [...(byCompany.get(r.companyId) ?? []), r]);
     }
     for (const [companyId, list] of byCompany) {
-      let counted = 0;
-      for (let i = 0; i < list.length; i += CHUNK) {
-        counted += await this.dialect.insertIgnoringDuplicates(
-          em,
-          QuotaCountedRecord,
-          list.slice(i, i + CHUNK).map((r) => ({ recordId: r.id, companyId, countedAt: new Date() })),
-        );
-      }
+      const counted = await this.dialect.insertMany(
+        em,
+        QuotaCountedRecord,
+        list.map((r) => ({ recordId: r.id, companyId, countedAt: new Date() })),
+        'ignore',
+      );
       const latest = list.reduce((a, b) => (a.lastEventAt > b.lastEventAt ? a : b)).lastEventAt;
       await this.companyState.recordUsage(companyId, counted, latest, em);
     }

@@ -1,8 +1,9 @@
-import { BadRequestException, Injectable } from '@nestjs/common';
+import { BadRequestException, HttpStatus, Injectable } from '@nestjs/common';
+import { DomainError } from '../../common/errors/domain-error';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, Repository } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
-import { Applied, InboundEventInbox } from '../../database/inbound-events';
+import { Applied, InboundEventInbox, InboundEventNotApplied, Received } from '../../database/inbound-events';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { sha256 } from './clean-record-builder';
@@ -24,6 +25,13 @@ export interface IngestResult {
   skipped: number;
   /** Clean records created or changed. */
   records: number;
+}
+
+/** The batch is stored but could not be applied: 503 so the shipper retries (retry-callbacks also will). */
+export class LogBatchNotAppliedError extends DomainError {
+  constructor() {
+    super(HttpStatus.SERVICE_UNAVAILABLE, 'Log batch stored but not applied yet; retry later');
+  }
 }
 
 /** A body form: JSON, NDJSON or text, from the request's media type. */
@@ -91,7 +99,12 @@ export class LogIngestService {
       appliedAt: null,
       records: null,
     });
-    const received = await this.inbox.receive(batch, () => this.apply(lines.parsed));
+    let received: Received<LogBatch>;
+    try {
+      received = await this.inbox.receive(batch, () => this.apply(lines.parsed));
+    } catch (e) {
+      throw e instanceof InboundEventNotApplied ? new LogBatchNotAppliedError() : e;
+    }
     return {
       accepted: lines.accepted,
       parsed: lines.parsed.length,
@@ -252,9 +265,7 @@ export class LogIngestService {
     }
     // New queues are written whole: the usual batch holds every line of its messages.
     const fresh = updates.filter((u) => !known.has(queueKey(u.host, u.queueId)));
-    for (let i = 0; i < fresh.length; i += CHUNK) {
-      await this.dialect.insertIgnoringDuplicates(em, PostfixQueue, fresh.slice(i, i + CHUNK));
-    }
+    await this.dialect.insertMany(em, PostfixQueue, fresh, 'ignore');
     for (const u of fresh) touched.set(queueKey(u.host, u.queueId), { host: u.host, queueId: u.queueId });
     // Then every row is read (locked on PostgreSQL, in id order) and what it lacks is merged in:
     // facts of a queue already known, or of one a concurrent batch inserted first.
@@ -302,9 +313,7 @@ export class LogIngestService {
       for (const row of rows) seen.add(row.lineKey);
     }
     const fresh = [...unique.values()].filter((d) => !seen.has(d.lineKey));
-    for (let i = 0; i < fresh.length; i += CHUNK) {
-      await this.dialect.insertIgnoringDuplicates(em, PostfixDelivery, fresh.slice(i, i + CHUNK));
-    }
+    await this.dialect.insertMany(em, PostfixDelivery, fresh, 'ignore');
     return fresh;
   }
 }

@@ -51,13 +51,12 @@ export class ProviderEventsService {
         for (const row of rows) seen.add(row.eventKey);
       }
       const fresh = [...unique].filter(([key]) => !seen.has(key));
-      for (let i = 0; i < fresh.length; i += CHUNK) {
-        await this.dialect.insertIgnoringDuplicates(
-          em,
-          ProviderEvent,
-          fresh.slice(i, i + CHUNK).map(([key, e]) => this.events.create(toRow(key, e))),
-        );
-      }
+      await this.dialect.insertMany(
+        em,
+        ProviderEvent,
+        fresh.map(([key, e]) => toRow(key, e)),
+        'ignore',
+      );
       const queues = await this.records.queuesOfEvents(
         fresh.map(([, e]) => ({
           recipient: e.recipient,
