@@ -39,6 +39,8 @@ export function buildDataSourceOptions({ databaseUrl, dataDir }: DatabaseSetting
       db.pragma('synchronous = NORMAL');
       db.pragma('busy_timeout = 5000');
       db.pragma('foreign_keys = ON');
+      db.pragma('wal_autocheckpoint = 10000');
+      db.pragma('cache_size = -32000');
     },
   };
 }

@@ -1,6 +1,13 @@
 import type { EntityManager } from 'typeorm';
 import type { CleanRecord, LogCounts, LogFilter, LogPosition } from './clean-record';
 
+/** A record's id and the Postfix queue it belongs to (null for a NOQUEUE reject). */
+export interface RecordLocation {
+  id: string;
+  host: string;
+  queueId: string | null;
+}
+
 /** Records of a window grouped by one key. */
 export interface GroupedCounts {
   key: string | number | null;
@@ -32,10 +39,10 @@ export abstract class LogIndex {
   /** The records with these ids that exist. */
   abstract getMany(ids: string[], within?: EntityManager): Promise<CleanRecord[]>;
 
-  /** Records of `recipient` whose messageId or remoteQueueId is one of those given. */
-  abstract findForEvents(
+  /** Where the records of these provider events are: those of the recipient whose messageId or remoteQueueId is given. */
+  abstract locate(
     keys: Array<{ recipient: string; messageId?: string; remoteQueueId?: string }>,
-  ): Promise<CleanRecord[]>;
+  ): Promise<RecordLocation[]>;
 
   /** Counts of the window, in total and per UTC day (`YYYY-MM-DD`). */
   abstract countsByDay(filter: LogFilter): Promise<Array<{ day: string; counts: LogCounts }>>;

@@ -14,7 +14,7 @@ import {
 } from './clean-record';
 import { CleanLogDay } from './entities/clean-log-day.entity';
 import { CleanLog } from './entities/clean-log.entity';
-import { BounceBreakdown, GroupedCounts, LogIndex } from './log-index';
+import { BounceBreakdown, GroupedCounts, LogIndex, RecordLocation } from './log-index';
 
 /** Rows per upsert statement: 28 columns each, well under SQLite's bound-parameter limit. */
 const WRITE_CHUNK = 500;
@@ -118,17 +118,31 @@ export class SqlLogIndex extends LogIndex {
     return rows.map(fromRow);
   }
 
-  async findForEvents(
+  async locate(
     keys: Array<{ recipient: string; messageId?: string; remoteQueueId?: string }>,
-  ): Promise<CleanRecord[]> {
+  ): Promise<RecordLocation[]> {
     const messageIds = [...new Set(keys.flatMap((k) => (k.messageId ? [k.messageId] : [])))];
     const remoteIds = [...new Set(keys.flatMap((k) => (k.remoteQueueId ? [k.remoteQueueId] : [])))];
-    if (!messageIds.length && !remoteIds.length) return [];
-    const qb = this.logs.createQueryBuilder('log').where('1 = 0');
-    if (messageIds.length) qb.orWhere('log.message_id IN (:...messageIds)', { messageIds });
-    if (remoteIds.length) qb.orWhere('log.remote_queue_id IN (:...remoteIds)', { remoteIds });
     const wanted = new Set(keys.map((k) => k.recipient));
-    return (await qb.getMany()).filter((row) => wanted.has(row.recipient)).map(fromRow);
+    const found = new Map<string, RecordLocation>();
+    // One query per index: an OR of the two makes SQLite scan the table.
+    for (const [column, values] of [
+      ['message_id', messageIds],
+      ['remote_queue_id', remoteIds],
+    ] as const) {
+      for (let i = 0; i < values.length; i += WRITE_CHUNK) {
+        const rows = await this.logs
+          .createQueryBuilder('log')
+          .select(['log.id', 'log.host', 'log.queueId', 'log.recipient'])
+          .where(`log.${column} IN (:...values)`, { values: values.slice(i, i + WRITE_CHUNK) })
+          .getMany();
+        for (const row of rows) {
+          if (wanted.has(row.recipient))
+            found.set(row.id, { id: row.id, host: row.host, queueId: row.queueId });
+        }
+      }
+    }
+    return [...found.values()];
   }
 
   async countsByDay(filter: LogFilter): Promise<Array<{ day: string; counts: LogCounts }>> {

@@ -117,8 +117,8 @@ export class DeliveryRecordsService {
   async queuesOfEvents(
     keys: Array<{ recipient: string; messageId?: string; remoteQueueId?: string }>,
   ): Promise<QueueKey[]> {
-    const records = await this.index.findForEvents(keys);
-    return records.flatMap((r) => (r.queueId ? [{ host: r.host, queueId: r.queueId }] : []));
+    const found = await this.index.locate(keys);
+    return found.flatMap((r) => (r.queueId ? [{ host: r.host, queueId: r.queueId }] : []));
   }
 
   /** +1 for each record that reached a counted status with a known company, once per record ever. */
@@ -193,13 +193,18 @@ export class DeliveryRecordsService {
    * batch and a provider event rebuilding the same records run one after the other.
    */
   private async lockedQueues(em: EntityManager, queues: QueueKey[]): Promise<PostfixQueue[]> {
+    // Both columns of the (host, queue_id) index: the queue id alone cannot use it.
+    const hosts = [...new Set(queues.map((q) => q.host))];
     const ids = [...new Set(queues.map((q) => q.queueId))];
     const rows: PostfixQueue[] = [];
     for (let i = 0; i < ids.length; i += CHUNK) {
       const qb = em
         .getRepository(PostfixQueue)
         .createQueryBuilder('queue')
-        .where('queue.queue_id IN (:...ids)', { ids: ids.slice(i, i + CHUNK) })
+        .where('queue.host IN (:...hosts) AND queue.queue_id IN (:...ids)', {
+          hosts,
+          ids: ids.slice(i, i + CHUNK),
+        })
         .orderBy('queue.id', 'ASC');
       rows.push(...(await this.dialect.forUpdate(qb).getMany()));
     }
@@ -212,12 +217,14 @@ export class DeliveryRecordsService {
     entity: new () => T,
     queues: QueueKey[],
   ): Promise<T[]> {
+    // Both columns of the (host, queue_id) index: the queue id alone cannot use it.
+    const hosts = [...new Set(queues.map((q) => q.host))];
     const ids = [...new Set(queues.map((q) => q.queueId))];
     const rows: T[] = [];
     for (let i = 0; i < ids.length; i += CHUNK) {
       rows.push(
         ...(await em.getRepository(entity).find({
-          where: { queueId: In(ids.slice(i, i + CHUNK)) } as never,
+          where: { host: In(hosts), queueId: In(ids.slice(i, i + CHUNK)) } as never,
         })),
       );
     }

@@ -254,11 +254,13 @@ export class LogIngestService {
     const touched = new Map<string, QueueKey>();
     if (!updates.length) return touched;
     const repo = em.getRepository(PostfixQueue);
+    // Both columns of the (host, queue_id) index: the queue id alone cannot use it.
+    const hosts = [...new Set(updates.map((u) => u.host))];
     const ids = [...new Set(updates.map((u) => u.queueId))];
     const known = new Set<string>();
     for (let i = 0; i < ids.length; i += CHUNK) {
       const rows = await repo.find({
-        where: { queueId: In(ids.slice(i, i + CHUNK)) },
+        where: { host: In(hosts), queueId: In(ids.slice(i, i + CHUNK)) },
         select: { host: true, queueId: true },
       });
       for (const row of rows) known.add(queueKey(row.host, row.queueId));
@@ -273,7 +275,10 @@ export class LogIngestService {
     for (let i = 0; i < ids.length; i += CHUNK) {
       const qb = repo
         .createQueryBuilder('queue')
-        .where('queue.queue_id IN (:...ids)', { ids: ids.slice(i, i + CHUNK) })
+        .where('queue.host IN (:...hosts) AND queue.queue_id IN (:...ids)', {
+          hosts,
+          ids: ids.slice(i, i + CHUNK),
+        })
         .orderBy('queue.id', 'ASC');
       for (const row of await this.dialect.forUpdate(qb).getMany())
         stored.set(queueKey(row.host, row.queueId), row);
