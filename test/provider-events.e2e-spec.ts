@@ -1,8 +1,9 @@
 import { Repository } from 'typeorm';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
+import { ProviderEvent } from '../src/modules/provider-events/entities/provider-event.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
-import { countRows, createActiveUser, expectFailure } from './support/factories';
+import { countRows, createActiveUser, createAdmin, expectFailure } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
 const KEY = 'log-shipper-key-for-tests-0123456789abcdef';
@@ -151,6 +152,45 @@ describe('Mail-provider events (POST /callback/mail-provider)', () => {
     expect(entry).toMatchObject({ reason: 'hard_bounce', source: 'mail_provider' });
     // Both recipients were handed over: two counted, the late bounce counts nothing more.
     expect((await companies.findOneByOrFail({ id: company.id })).used).toBe(2);
+  });
+
+  it('an event stored but not applied (a failure) is applied by the retry-callbacks job', async () => {
+    const company = await paidCompany();
+    await ship(messageLines(company.relayUsername, 'AAA0000004', 'RT-0004', 'm4@acme.example'));
+    // What a failed application leaves behind: the event stored, unapplied, with its error.
+    const events = t.dataSource.getRepository(ProviderEvent);
+    await events.save(
+      events.create({
+        eventKey: 'postmark:retry-test',
+        provider: 'postmark',
+        type: 'delivered',
+        recipient: 'jo@example.net',
+        messageId: null,
+        providerMessageId: 'RT-0004',
+        at: new Date(),
+        bounceKind: null,
+        dsn: null,
+        reason: null,
+        raw: '{}',
+        recordId: null,
+        applyError: 'QueryFailedError: database is locked',
+      }),
+    );
+    const superAdmin = await createAdmin(t, 'superAdmin');
+    const res = await t
+      .http()
+      .get('/api/v1/t3st-job?job=retry-callbacks')
+      .set('authorization', `Bearer ${superAdmin.accessToken}`)
+      .expect(200);
+    expect(res.body.data.items).toEqual([
+      expect.objectContaining({ job: 'retry-callbacks', ok: true, affected: 1 }),
+    ]);
+    const record = await logs.findOneByOrFail({ queueId: 'AAA0000004', recipient: 'jo@example.net' });
+    expect(record.status).toBe('delivered');
+    expect(await events.findOneByOrFail({ eventKey: 'postmark:retry-test' })).toMatchObject({
+      recordId: record.id,
+      applyError: null,
+    });
   });
 
   it('refuses wrong credentials (401 with WWW-Authenticate) and a body that is no provider payload (400)', async () => {

@@ -114,11 +114,14 @@ export class DeliveryData1764288000000 implements MigrationInterface {
           { name: 'raw', type: 'text' },
           // The clean record it was applied to; null while its message is not known yet.
           { name: 'record_id', type: 'varchar', length: '64', isNullable: true },
+          // Why applying it failed (for the retry job); null once applied or still waiting.
+          { name: 'apply_error', type: 'varchar', length: '1000', isNullable: true },
           { name: 'created_at', type: dt, default: nowDefault(qr) },
         ],
         indices: [
           { name: 'ix_provider_events_recipient', columnNames: ['recipient'] },
           { name: 'ix_provider_events_record', columnNames: ['record_id'] },
+          { name: 'ix_provider_events_apply_error', columnNames: ['apply_error'] },
         ],
       }),
     );

@@ -1,6 +1,6 @@
 import { BadRequestException, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { In, Repository } from 'typeorm';
+import { In, IsNull, Not, Repository } from 'typeorm';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { DeliveryRecordsService } from '../log-ingest/delivery-records.service';
@@ -9,6 +9,7 @@ import { ProviderEvent } from './entities/provider-event.entity';
 import { detectProvider, NormalisedEvent, normaliseEvents } from './normalise';
 
 const CHUNK = 500;
+const RETRY_BATCH = 500;
 
 /**
  * The mail provider's webhook: events normalised, stored once each (deduped on the provider's
@@ -40,7 +41,8 @@ export class ProviderEventsService {
     const unique = new Map<string, NormalisedEvent>();
     for (const event of batch.events) unique.set(event.providerEventId.slice(0, 200), event);
 
-    const accepted = await this.transactions.run(async (em) => {
+    // Stored first, in a transaction of their own: an event that cannot be applied now is not lost.
+    const fresh = await this.transactions.run(async (em) => {
       const keys = [...unique.keys()];
       const seen = new Set<string>();
       for (let i = 0; i < keys.length; i += CHUNK) {
@@ -50,28 +52,58 @@ export class ProviderEventsService {
         });
         for (const row of rows) seen.add(row.eventKey);
       }
-      const fresh = [...unique].filter(([key]) => !seen.has(key));
-      await this.dialect.insertMany(
-        em,
-        ProviderEvent,
-        fresh.map(([key, e]) => toRow(key, e)),
-        'ignore',
-      );
+      const rows = [...unique].filter(([key]) => !seen.has(key)).map(([key, e]) => toRow(key, e));
+      await this.dialect.insertMany(em, ProviderEvent, rows, 'ignore');
+      return rows;
+    });
+    try {
+      await this.apply(fresh);
+    } catch (e) {
+      this.logger.error({ err: e, events: fresh.length }, 'Mail-provider events stored but not applied');
+      await this.events
+        .update({ eventKey: In(fresh.map((r) => r.eventKey)) }, { applyError: errorText(e) })
+        .catch((err: unknown) => this.logger.error({ err }, 'Could not mark the events for retry'));
+    }
+    const accepted = fresh.length;
+    return { accepted, duplicates: batch.events.length - accepted, skipped: items - batch.events.length };
+  }
+
+  /** `retry-callbacks`: applies again the events whose application failed (a bounded batch). */
+  async retryUnapplied(): Promise<number> {
+    const due = await this.events.find({
+      where: { applyError: Not(IsNull()), recordId: IsNull() },
+      order: { id: 'ASC' },
+      take: RETRY_BATCH,
+    });
+    if (!due.length) return 0;
+    await this.apply(due);
+    await this.events.update({ id: In(due.map((e) => e.id)) }, { applyError: null });
+    return due.length;
+  }
+
+  /** Rebuilds the records these events belong to, which matches and applies them (see DeliveryRecordsService). */
+  private async apply(
+    events: Array<Pick<ProviderEvent, 'recipient' | 'messageId' | 'providerMessageId'>>,
+  ): Promise<void> {
+    if (!events.length) return;
+    await this.transactions.run(async (em) => {
       const queues = await this.records.queuesOfEvents(
-        fresh.map(([, e]) => ({
+        events.map((e) => ({
           recipient: e.recipient,
           ...(e.messageId && { messageId: e.messageId }),
           ...(e.providerMessageId && { remoteQueueId: e.providerMessageId }),
         })),
       );
       await this.records.rebuild(em, queues, []);
-      return fresh.length;
     });
-    return { accepted, duplicates: batch.events.length - accepted, skipped: items - batch.events.length };
   }
 }
 
-function toRow(key: string, e: NormalisedEvent): Partial<ProviderEvent> {
+function errorText(e: unknown): string {
+  return (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).slice(0, 1000);
+}
+
+function toRow(key: string, e: NormalisedEvent): Omit<ProviderEvent, 'id'> {
   return {
     eventKey: key,
     provider: e.provider,
@@ -85,6 +117,7 @@ function toRow(key: string, e: NormalisedEvent): Partial<ProviderEvent> {
     reason: e.reason?.slice(0, 1000) ?? null,
     raw: JSON.stringify(e.raw),
     recordId: null,
+    applyError: null,
     createdAt: new Date(),
   };
 }

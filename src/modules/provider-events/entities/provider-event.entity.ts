@@ -45,6 +45,10 @@ export class ProviderEvent {
   @Column({ type: 'varchar', length: 64, nullable: true })
   recordId: string | null;
 
+  /** Why applying it failed, for the retry job; null once applied, or while it waits for its message. */
+  @Column({ type: 'varchar', length: 1000, nullable: true })
+  applyError: string | null;
+
   @CreateDateColumn({ type: DATETIME })
   createdAt: Date;
 }
