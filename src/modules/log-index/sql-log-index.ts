@@ -18,7 +18,7 @@ import { BounceBreakdown, GroupedCounts, LogIndex, RecordLocation } from './log-
 
 /** Rows per upsert statement: 28 columns each, well under SQLite's bound-parameter limit. */
 const WRITE_CHUNK = 500;
-const STREAM_BATCH = 2000;
+const STREAM_BATCH = 1000;
 /** The entity fields the export reads (all but `events`); raw rows name them `log_<column>`. */
 const STREAM_FIELDS: ReadonlyArray<keyof CleanLog> = [
   'id',
@@ -258,14 +258,18 @@ export class SqlLogIndex extends LogIndex {
       .getMany();
   }
 
-  /** Keyset condition: records after `position` in the newest-first order. */
+  /**
+   * Keyset condition: records after `position` in the newest-first order. A row-value comparison
+   * (SQLite and PostgreSQL both have it) lets the (company, lastEventAt) index serve each page; the
+   * equivalent OR of two conditions does not.
+   */
   private after(position?: LogPosition): Brackets | undefined {
     if (!position) return undefined;
     return new Brackets((w) => {
-      w.where('log.last_event_at < :afterAt', { afterAt: position.at }).orWhere(
-        'log.last_event_at = :afterAt AND log.id < :afterId',
-        { afterAt: position.at, afterId: position.id },
-      );
+      w.where('(log.last_event_at, log.id) < (:afterAt, :afterId)', {
+        afterAt: position.at,
+        afterId: position.id,
+      });
     });
   }
 

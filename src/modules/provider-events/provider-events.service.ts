@@ -1,6 +1,6 @@
 import { BadRequestException, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { In, IsNull, Not, Repository } from 'typeorm';
+import { EntityManager, In, IsNull, Not, Repository } from 'typeorm';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { DeliveryRecordsService } from '../log-ingest/delivery-records.service';
@@ -41,28 +41,21 @@ export class ProviderEventsService {
     const unique = new Map<string, NormalisedEvent>();
     for (const event of batch.events) unique.set(event.providerEventId.slice(0, 200), event);
 
-    // Stored first, in a transaction of their own: an event that cannot be applied now is not lost.
-    const fresh = await this.transactions.run(async (em) => {
-      const keys = [...unique.keys()];
-      const seen = new Set<string>();
-      for (let i = 0; i < keys.length; i += CHUNK) {
-        const rows = await em.getRepository(ProviderEvent).find({
-          where: { eventKey: In(keys.slice(i, i + CHUNK)) },
-          select: { eventKey: true },
-        });
-        for (const row of rows) seen.add(row.eventKey);
-      }
-      const rows = [...unique].filter(([key]) => !seen.has(key)).map(([key, e]) => toRow(key, e));
-      await this.dialect.insertMany(em, ProviderEvent, rows, 'ignore');
-      return rows;
-    });
+    // Stored and applied in one transaction; when applying fails, stored alone, marked for the
+    // retry job: an event is never lost to a failure of its application.
+    let fresh: Array<Omit<ProviderEvent, 'id'>>;
     try {
-      await this.apply(fresh);
+      fresh = await this.transactions.run(async (em) => {
+        const rows = await this.store(em, unique);
+        await this.apply(em, rows);
+        return rows;
+      });
     } catch (e) {
-      this.logger.error({ err: e, events: fresh.length }, 'Mail-provider events stored but not applied');
-      await this.events
-        .update({ eventKey: In(fresh.map((r) => r.eventKey)) }, { applyError: errorText(e) })
-        .catch((err: unknown) => this.logger.error({ err }, 'Could not mark the events for retry'));
+      this.logger.error({ err: e }, 'Mail-provider events could not be applied; stored for retry-callbacks');
+      fresh = await this.transactions.run(async (em) => {
+        const rows = await this.store(em, unique, errorText(e));
+        return rows;
+      });
     }
     const accepted = fresh.length;
     return { accepted, duplicates: batch.events.length - accepted, skipped: items - batch.events.length };
@@ -76,26 +69,49 @@ export class ProviderEventsService {
       take: RETRY_BATCH,
     });
     if (!due.length) return 0;
-    await this.apply(due);
-    await this.events.update({ id: In(due.map((e) => e.id)) }, { applyError: null });
+    await this.transactions.run(async (em) => {
+      await this.apply(em, due);
+      await em.getRepository(ProviderEvent).update({ id: In(due.map((e) => e.id)) }, { applyError: null });
+    });
     return due.length;
+  }
+
+  /** Inserts the events not stored yet (deduped on their key); answers them. */
+  private async store(
+    em: EntityManager,
+    events: Map<string, NormalisedEvent>,
+    applyError: string | null = null,
+  ): Promise<Array<Omit<ProviderEvent, 'id'>>> {
+    const keys = [...events.keys()];
+    const seen = new Set<string>();
+    for (let i = 0; i < keys.length; i += CHUNK) {
+      const rows = await em.getRepository(ProviderEvent).find({
+        where: { eventKey: In(keys.slice(i, i + CHUNK)) },
+        select: { eventKey: true },
+      });
+      for (const row of rows) seen.add(row.eventKey);
+    }
+    const rows = [...events]
+      .filter(([key]) => !seen.has(key))
+      .map(([key, e]) => ({ ...toRow(key, e), applyError }));
+    await this.dialect.insertMany(em, ProviderEvent, rows, 'ignore');
+    return rows;
   }
 
   /** Rebuilds the records these events belong to, which matches and applies them (see DeliveryRecordsService). */
   private async apply(
+    em: EntityManager,
     events: Array<Pick<ProviderEvent, 'recipient' | 'messageId' | 'providerMessageId'>>,
   ): Promise<void> {
     if (!events.length) return;
-    await this.transactions.run(async (em) => {
-      const queues = await this.records.queuesOfEvents(
-        events.map((e) => ({
-          recipient: e.recipient,
-          ...(e.messageId && { messageId: e.messageId }),
-          ...(e.providerMessageId && { remoteQueueId: e.providerMessageId }),
-        })),
-      );
-      await this.records.rebuild(em, queues, []);
-    });
+    const queues = await this.records.queuesOfEvents(
+      events.map((e) => ({
+        recipient: e.recipient,
+        ...(e.messageId && { messageId: e.messageId }),
+        ...(e.providerMessageId && { remoteQueueId: e.providerMessageId }),
+      })),
+    );
+    await this.records.rebuild(em, queues, []);
   }
 }
 
