@@ -259,14 +259,15 @@ export class SqlLogIndex extends LogIndex {
   }
 
   /**
-   * Keyset condition: records after `position` in the newest-first order. A row-value comparison
-   * (SQLite and PostgreSQL both have it) lets the (company, lastEventAt) index serve each page; the
-   * equivalent OR of two conditions does not.
+   * Keyset condition: records after `position` in the newest-first order, so each page starts
+   * where the last ended on the (company, lastEventAt) index instead of scanning down to it again
+   * (which made a long export quadratic).
    */
   private after(position?: LogPosition): Brackets | undefined {
     if (!position) return undefined;
     return new Brackets((w) => {
-      w.where('(log.last_event_at, log.id) < (:afterAt, :afterId)', {
+      // The plain bound is what the index can use; the row value orders ties on the id.
+      w.where('log.last_event_at <= :afterAt AND (log.last_event_at, log.id) < (:afterAt, :afterId)', {
         afterAt: position.at,
         afterId: position.id,
       });
