@@ -3,11 +3,10 @@ import { Repository } from 'typeorm';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
-import { countRows, createActiveUser, expectFailure } from './support/factories';
+import { countRows, createPaidCompany, expectFailure } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
 const KEY = 'log-shipper-key-for-tests-0123456789abcdef';
-const DAY = 86_400_000;
 
 /** The contract's lines (integrations.md "Log shipper"), one message of `relayUsername` and a stranger's. */
 function contractLines(relayUsername: string, q = 'AA10A2839B', other = 'BB20B3940C'): string[] {
@@ -40,21 +39,7 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
       .set(headers)
       .send(body);
 
-  async function paidCompany(): Promise<Company> {
-    const owner = await createActiveUser(t);
-    const found = await companies.findOneByOrFail({ uuid: owner.companyUuid });
-    await companies.update(
-      { id: found.id },
-      {
-        packageUuid: '5f0c6f1e-8d3a-4a57-9a43-1b2c3d4e5f60',
-        periodStart: new Date(Date.now() - DAY),
-        periodEnd: new Date(Date.now() + 30 * DAY),
-        quota: 100,
-        used: 0,
-      },
-    );
-    return companies.findOneByOrFail({ id: found.id });
-  }
+  const paidCompany = () => createPaidCompany(t);
 
   const used = async (company: Company) => (await companies.findOneByOrFail({ id: company.id })).used;
 

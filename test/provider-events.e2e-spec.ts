@@ -3,13 +3,12 @@ import { Company } from '../src/modules/companies/entities/company.entity';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { ProviderEvent } from '../src/modules/provider-events/entities/provider-event.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
-import { countRows, createActiveUser, createAdmin, expectFailure } from './support/factories';
+import { countRows, createPaidCompany, createAdmin, expectFailure } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
 const KEY = 'log-shipper-key-for-tests-0123456789abcdef';
 const USER = 'provider';
 const PASSWORD = 'provider-webhook-password-0123456789';
-const DAY = 86_400_000;
 
 /** One message of `relayUsername` to two recipients, handed to the next hop (`queued as <remote>`). */
 function messageLines(relayUsername: string, q: string, remote: string, messageId: string): string {
@@ -42,21 +41,7 @@ describe('Mail-provider events (POST /callback/mail-provider)', () => {
       .send(text)
       .expect(200);
 
-  async function paidCompany(): Promise<Company> {
-    const owner = await createActiveUser(t);
-    const found = await companies.findOneByOrFail({ uuid: owner.companyUuid });
-    await companies.update(
-      { id: found.id },
-      {
-        packageUuid: '5f0c6f1e-8d3a-4a57-9a43-1b2c3d4e5f60',
-        periodStart: new Date(Date.now() - DAY),
-        periodEnd: new Date(Date.now() + 30 * DAY),
-        quota: 100,
-        used: 0,
-      },
-    );
-    return companies.findOneByOrFail({ id: found.id });
-  }
+  const paidCompany = () => createPaidCompany(t);
 
   beforeAll(async () => {
     t = await createTestApp({

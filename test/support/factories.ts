@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { AdminsService } from '../../src/modules/admins/admins.service';
 import { AdminRoleName } from '../../src/modules/admins/entities/admin-role.entity';
+import { Company } from '../../src/modules/companies/entities/company.entity';
 import { TestApp } from './test-app';
 import { tokenFromLink } from './smtp-sink';
 
@@ -46,6 +47,24 @@ export async function createActiveUser(t: TestApp): Promise<RegisteredUser & Log
     .send({ token: tokenFromLink(mail, '/verify-email') })
     .expect(200);
   return { ...user, ...(await loginUser(t, user.email, user.password)) };
+}
+
+/** A company with an active owner and a paid period of 30 days (quota 100, none used), as the relay sees a customer. */
+export async function createPaidCompany(t: TestApp): Promise<Company> {
+  const owner = await createActiveUser(t);
+  const companies = t.dataSource.getRepository(Company);
+  const found = await companies.findOneByOrFail({ uuid: owner.companyUuid });
+  await companies.update(
+    { id: found.id },
+    {
+      packageUuid: '5f0c6f1e-8d3a-4a57-9a43-1b2c3d4e5f60',
+      periodStart: new Date(Date.now() - 86_400_000),
+      periodEnd: new Date(Date.now() + 30 * 86_400_000),
+      quota: 100,
+      used: 0,
+    },
+  );
+  return companies.findOneByOrFail({ id: found.id });
 }
 
 export async function loginUser(t: TestApp, email: string, password = PASSWORD): Promise<LoggedIn> {

@@ -263,32 +263,10 @@ function periodsOf(from: Date, toExclusive: Date, interval: ReportInterval): str
   return [...periods];
 }
 
-function toDto(r: CleanRecord): CleanLogDto {
-  return {
-    id: r.id,
-    companyUuid: r.companyUuid,
-    host: r.host,
-    queueId: r.queueId,
-    messageId: r.messageId,
-    from: r.from,
-    to: r.to,
-    origTo: r.origTo,
-    status: r.status,
-    dsn: r.dsn,
-    response: r.response,
-    relay: r.relay,
-    delay: r.delay,
-    size: r.size,
-    clientIp: r.clientIp,
-    saslUsername: r.saslUsername,
-    remoteQueueId: r.remoteQueueId,
-    attempts: r.attempts,
-    opened: r.opened,
-    clicked: r.clicked,
-    firstSeenAt: r.firstSeenAt,
-    lastEventAt: r.lastEventAt,
-    events: r.events,
-  };
+/** The record as the API shows it: without the index's own keys (company id, sender domain). */
+function toDto(record: CleanRecord): CleanLogDto {
+  const { companyId: _companyId, senderDomain: _senderDomain, ...dto } = record;
+  return dto;
 }
 
 function csvRow(r: CleanRecord): string {
