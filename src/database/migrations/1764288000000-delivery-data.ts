@@ -157,9 +157,10 @@ export class DeliveryData1764288000000 implements MigrationInterface {
           { name: 'events', type: 'text' },
         ],
         indices: [
-          { name: 'ix_clean_logs_company_last', columnNames: ['company_id', 'last_event_at'] },
+          // With the id: pages are ordered by (last_event_at, id), so the index serves them without a sort.
+          { name: 'ix_clean_logs_company_last', columnNames: ['company_id', 'last_event_at', 'id'] },
           { name: 'ix_clean_logs_company_recipient', columnNames: ['company_id', 'recipient'] },
-          { name: 'ix_clean_logs_last', columnNames: ['last_event_at'] },
+          { name: 'ix_clean_logs_last', columnNames: ['last_event_at', 'id'] },
           { name: 'ix_clean_logs_message_id', columnNames: ['message_id'] },
           { name: 'ix_clean_logs_queue_id', columnNames: ['queue_id'] },
           { name: 'ix_clean_logs_remote_queue_id', columnNames: ['remote_queue_id'] },

@@ -214,10 +214,7 @@ export class SqlLogIndex extends LogIndex {
     limit: number,
     after?: LogPosition,
   ): Promise<{ items: CleanRecord[]; total: number }> {
-    const [rows, total] = await Promise.all([
-      this.page(filter, limit, after),
-      this.filtered(filter).getCount(),
-    ]);
+    const [rows, total] = await Promise.all([this.page(filter, limit, after), this.total(filter)]);
     return { items: rows.map(fromRow), total };
   }
 
@@ -256,6 +253,15 @@ export class SqlLogIndex extends LogIndex {
       .addOrderBy('log.id', 'DESC')
       .take(limit)
       .getMany();
+  }
+
+  /** How many records the filter holds: from the roll-up when it can answer (whole days), else counted. */
+  private async total(f: LogFilter): Promise<number> {
+    if (!rollsUp({ ...f, status: undefined })) return this.filtered(f).getCount();
+    const qb = this.rollUp(f).select('SUM(day.records)', 'n');
+    if (f.status) qb.andWhere('day.status = :status', { status: f.status });
+    const row = await qb.getRawOne<{ n: string | number | null }>();
+    return Number(row?.n ?? 0);
   }
 
   /**
