@@ -23,8 +23,9 @@ interface ListReads {
  */
 @Injectable()
 export class SuppressionLists {
-  /** By IN-list size (SQLite: a power of two, the list padded) or 0 (PostgreSQL: `= ANY(array)`). */
+  /** SQLite, by IN-list size (a power of two, the list padded). */
   private readonly reads = new Map<number, ListReads>();
+  private union?: PreparedRead;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -36,9 +37,10 @@ export class SuppressionLists {
    * the order given, each once, with the reason of the company's own entry, else the global one.
    * Expired entries do not count.
    *
-   * Two statements, each served by its partial unique index: `company_id = ? OR company_id IS
-   * NULL` in one statement makes SQLite merge two index searches, ~6× slower. They run straight
-   * on the driver: this runs for every message the relay accepts.
+   * Each list is read through its partial unique index: on SQLite as two statements (`company_id
+   * = ? OR company_id IS NULL` makes it merge two index searches, ~6× slower, and a UNION measured
+   * slower still), on PostgreSQL as one UNION ALL (one round trip). Straight on the driver: this
+   * runs for every message the relay accepts.
    */
   async suppressedAmong(
     companyId: number,
@@ -52,12 +54,18 @@ export class SuppressionLists {
     const at = sqlDate(now, this.transactions);
     for (let i = 0; i < emails.length; i += LOOKUP_CHUNK) {
       const chunk = emails.slice(i, i + LOOKUP_CHUNK);
+      if (this.transactions.isPostgres) {
+        // One round trip: PostgreSQL plans each half of the UNION on its own partial index.
+        const rows = await this.bothLists().all([companyId, chunk, at, chunk, at]);
+        for (const [email, reason, isOwn] of rows) {
+          (isOwn ? own : global).set(email as string, reason as SuppressionReason);
+        }
+        continue;
+      }
       const reads = this.readsFor(chunk.length);
-      const list = this.transactions.isPostgres ? [chunk] : padded(chunk);
-      const [ownRows, globalRows] = await Promise.all([
-        reads.own.all([companyId, ...list, at]),
-        reads.global.all([...list, at]),
-      ]);
+      const list = padded(chunk);
+      const ownRows = await reads.own.all([companyId, ...list, at]);
+      const globalRows = await reads.global.all([...list, at]);
       for (const [email, reason] of ownRows) own.set(email as string, reason as SuppressionReason);
       for (const [email, reason] of globalRows) global.set(email as string, reason as SuppressionReason);
     }
@@ -67,11 +75,23 @@ export class SuppressionLists {
     });
   }
 
+  /** PostgreSQL: both lists in one statement, the recipients as one array parameter. */
+  private bothLists(): PreparedRead {
+    return (this.union ??= new PreparedRead(
+      this.dataSource,
+      this.transactions,
+      'suppressed_among',
+      `SELECT email, reason, true FROM suppression_entries WHERE company_id = ? AND email = ANY(?)${UNEXPIRED} ` +
+        `UNION ALL SELECT email, reason, false FROM suppression_entries WHERE company_id IS NULL AND email = ANY(?)${UNEXPIRED}`,
+    ));
+  }
+
+  /** SQLite: the two lists' statements for an IN list of `count` (padded to a power of two). */
   private readsFor(count: number): ListReads {
-    const size = this.transactions.isPostgres ? 0 : paddedSize(count);
+    const size = paddedSize(count);
     let reads = this.reads.get(size);
     if (!reads) {
-      const list = size === 0 ? 'email = ANY(?)' : `email IN (${Array(size).fill('?').join(', ')})`;
+      const list = `email IN (${Array(size).fill('?').join(', ')})`;
       const read = (name: string, where: string) =>
         new PreparedRead(this.dataSource, this.transactions, `${name}_${size}`, COLUMNS + where + UNEXPIRED);
       reads = {
