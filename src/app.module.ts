@@ -20,6 +20,7 @@ import { ReportsModule } from './modules/reports/reports.module';
 import { InternalModule } from './modules/internal/internal.module';
 import { JobsModule } from './modules/jobs/jobs.module';
 import { MailModule } from './modules/mail/mail.module';
+import { MailboxSuitesModule } from './modules/mailbox-suites/mailbox-suites.module';
 import { NotificationsModule } from './modules/notifications/notifications.module';
 import { PackagesModule } from './modules/packages/packages.module';
 import { PaymentGatewayModule } from './modules/payment-gateway/payment-gateway.module';
@@ -53,6 +54,7 @@ import { UsersModule } from './modules/users/users.module';
     LogIngestModule,
     ProviderEventsModule,
     ReportsModule,
+    MailboxSuitesModule,
     HealthModule,
   ],
   providers: [

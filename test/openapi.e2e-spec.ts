@@ -23,6 +23,7 @@ const PUBLIC = new Set([
   'POST /api/v1/admins/reset-password',
   'GET /health',
   'GET /health/live',
+  'GET /public/company/script/:token',
   'GET /test/errors/crash',
   'GET /test/errors/bad-sql',
   'POST /test/errors/unique-violation',
@@ -40,6 +41,7 @@ const FILE_DOWNLOADS = new Set([
   'GET /api/v1/admins/billings/:uuid/proof',
   'GET /api/v1/suppression/export',
   'GET /api/v1/reports/logs/export',
+  'GET /public/company/script/:token',
 ]);
 
 /** Multipart uploads (the file in field `file`) instead of a JSON body. */

@@ -27,6 +27,8 @@ const PUBLIC: Record<string, number> = {
   'POST /api/v1/admins/reset-password': 400,
   'GET /health': 200,
   'GET /health/live': 200,
+  // The script token in the path is the credential (auth.md): a random one is a 404.
+  'GET /public/company/script/:token': 404,
 };
 
 /** The refresh token is the credential and is read by the handler: without one, 400. */
@@ -139,7 +141,7 @@ describe('Route walker: every route is closed unless listed as public', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('lets every public route through without credentials (200, or 400 from validation past the guard)', async () => {
+  it('lets every public route through without credentials (200, 400 from validation past the guard, 404 for an unknown script token)', async () => {
     const answers = await Promise.all(Object.keys(PUBLIC).map((r) => call(t, r)));
     for (const a of answers) {
       expect([a.route, a.status]).toEqual([a.route, PUBLIC[a.route]]);
@@ -147,6 +149,9 @@ describe('Route walker: every route is closed unless listed as public', () => {
       if (a.status === 400) {
         expect(isFailureEnvelope(a)).toBe(true);
         expect(a.body.msg).toBe('Validation failed');
+      } else if (a.status === 404) {
+        expect(isFailureEnvelope(a)).toBe(true);
+        expect(a.body.msg).toBe('Script not found');
       } else {
         expect(a.body.data).toEqual(expect.objectContaining({ status: 'ok' }));
       }

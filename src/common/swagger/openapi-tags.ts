@@ -76,6 +76,11 @@ export const OPENAPI_TAGS: ReadonlyArray<{ name: string; description: string }> 
     name: 'admin notifications',
     description: "The signed-in admin's notifications, and broadcasts to companies.",
   },
+  {
+    name: 'mailbox-suites',
+    description:
+      "Relaying from Microsoft 365 or Google Workspace: the company's choice, and its personalised setup script behind a secret URL.",
+  },
   { name: 'jobs', description: 'Running the scheduled jobs on demand (superAdmin).' },
   {
     name: 'internal',

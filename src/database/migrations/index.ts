@@ -5,6 +5,7 @@ import { SpamReports1764028800000 } from './1764028800000-spam-reports';
 import { PasswordChangedAt1764115200000 } from './1764115200000-password-changed-at';
 import { Domains1764201600000 } from './1764201600000-domains';
 import { DeliveryData1764288000000 } from './1764288000000-delivery-data';
+import { MailboxSuitesAndCrm1764374400000 } from './1764374400000-mailbox-suites-and-crm';
 
 /** In order. Listed explicitly so the compiled app, ts-jest and the CLI all load the same set. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   PasswordChangedAt1764115200000,
   Domains1764201600000,
   DeliveryData1764288000000,
+  MailboxSuitesAndCrm1764374400000,
 ];

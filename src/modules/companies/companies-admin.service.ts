@@ -1,17 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Brackets, EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
-import { EncryptionService } from '../../common/crypto/encryption.service';
 import { BadRequestError, NotFoundError } from '../../common/errors/domain-error';
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { parseSort } from '../../common/pagination/sort';
-import { randomToken, sha256Hex } from '../../common/secrets';
-import { AppConfig } from '../../config/app-config';
 import { TransactionService } from '../../database/transaction.service';
 import type { Admin } from '../admins/entities/admin.entity';
 import { PackagesService } from '../packages/packages.service';
 import { CompanyMembersService } from '../users/company-members.service';
 import { CompaniesService } from './companies.service';
+import { CompanyMailboxSettingsService } from './company-mailbox-settings';
 import { DomainsService } from '../domains/domains.service';
 import { CompanyBillings } from './company-billings';
 import {
@@ -46,8 +44,7 @@ export class CompaniesAdminService {
     private readonly state: CompanyStateService,
     private readonly packages: PackagesService,
     private readonly transactions: TransactionService,
-    private readonly encryption: EncryptionService,
-    private readonly config: AppConfig,
+    private readonly mailboxSettings: CompanyMailboxSettingsService,
   ) {}
 
   async list(q: ListCompaniesQueryDto): Promise<Page<CompanyDto>> {
@@ -148,23 +145,10 @@ export class CompaniesAdminService {
     return this.get(uuid);
   }
 
-  /**
-   * A new script token (32 random bytes, base64url): stored as its SHA-256 for the public
-   * lookup and AES-256-GCM-encrypted so the owner can see the URL again. The old URL stops
-   * working at once.
-   */
+  /** A new script token for the company (the old URL stops working), recorded in its audit events. */
   async rotateScriptToken(actor: Actor, uuid: string): Promise<ScriptUrlDto> {
     const company = await this.find(uuid);
-    const token = randomToken(32);
-    await this.transactions.run(async (em) => {
-      await em.update(
-        Company,
-        { id: company.id },
-        { scriptTokenHash: sha256Hex(token), scriptTokenCipher: this.encryption.encrypt(token) },
-      );
-      await this.state.audit(em, company.id, actor.uuid, 'script_token.rotated', null);
-    });
-    return { scriptUrl: `${this.config.publicUrl}/public/company/script/${token}` };
+    return { scriptUrl: await this.mailboxSettings.rotateScriptToken(company.id, actor.uuid) };
   }
 
   /** As the owner's reset (a new password shown once, the old one refused), recorded in the audit events. */

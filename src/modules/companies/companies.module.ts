@@ -9,6 +9,7 @@ import { CompaniesAdminService } from './companies-admin.service';
 import { CompaniesController } from './companies.controller';
 import { CompaniesService } from './companies.service';
 import { CompanyBillings } from './company-billings';
+import { CompanyMailboxSettingsService } from './company-mailbox-settings';
 import { CompanyRegistrationController } from './company-registration.controller';
 import { CompanyRegistrationService } from './company-registration.service';
 import { CompanyRelayModule } from './company-relay.module';
@@ -30,12 +31,19 @@ import { MembersService } from './members.service';
   controllers: [CompanyRegistrationController, CompaniesController, CompaniesAdminController],
   providers: [
     CompanyBillings,
+    CompanyMailboxSettingsService,
     CompanyRegistrationService,
     CompanyStateService,
     CompaniesService,
     CompaniesAdminService,
     MembersService,
   ],
-  exports: [CompanyBillings, CompanyRelayModule, CompanyStateService, CompaniesService],
+  exports: [
+    CompanyBillings,
+    CompanyMailboxSettingsService,
+    CompanyRelayModule,
+    CompanyStateService,
+    CompaniesService,
+  ],
 })
 export class CompaniesModule {}

@@ -23,6 +23,16 @@ export class DomainLookup {
     const rows: Array<{ company_id: number }> = await this.domains.query(sql, params);
     return rows.length ? Number(rows[0].company_id) : null;
   }
+
+  /** The names of the company's verified domains, in alphabetical order. */
+  async verifiedNames(companyId: number): Promise<string[]> {
+    const rows = await this.domains.find({
+      select: { name: true },
+      where: { companyId, status: 'verified' },
+      order: { name: 'ASC' },
+    });
+    return rows.map((d) => d.name);
+  }
 }
 
 /**

@@ -78,6 +78,10 @@ export class Company extends BaseEntity {
   @Column({ type: 'varchar', length: 32, default: 'none' })
   mailboxSuite: MailboxSuite;
 
+  /** The Microsoft 365 distribution group the transport rule is scoped to (all senders when null). */
+  @Column({ type: 'varchar', length: 256, nullable: true })
+  mailboxGroupName: string | null;
+
   /** IPs / CIDRs that may relay without SMTP auth (mailbox suites). */
   @Column({ type: 'simple-json', default: '[]' })
   allowedIps: string[];
