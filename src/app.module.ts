@@ -12,6 +12,7 @@ import { AuthModule } from './modules/auth/auth.module';
 import { BillingsModule } from './modules/billings/billings.module';
 import { CallbacksModule } from './modules/callbacks/callbacks.module';
 import { CompaniesModule } from './modules/companies/companies.module';
+import { CrmModule } from './modules/crm/crm.module';
 import { DomainsModule } from './modules/domains/domains.module';
 import { HealthModule } from './modules/health/health.module';
 import { LogIngestModule } from './modules/log-ingest/log-ingest.module';
@@ -55,6 +56,7 @@ import { UsersModule } from './modules/users/users.module';
     ProviderEventsModule,
     ReportsModule,
     MailboxSuitesModule,
+    CrmModule,
     HealthModule,
   ],
   providers: [

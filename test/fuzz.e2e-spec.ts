@@ -14,10 +14,14 @@ const MACHINE_SECRETS = {
   PAYMENT_CALLBACK_TOKEN: 'fuzz-callback-token-0123456789',
   MAIL_PROVIDER_WEBHOOK_USER: 'provider',
   MAIL_PROVIDER_WEBHOOK_PASSWORD: 'fuzz-provider-password',
+  // Configured (so the CRM routes get past "not configured") but never connected: nothing listens there.
+  CRM_CLIENT_ID: 'fuzz-crm-client',
+  CRM_CLIENT_SECRET: 'fuzz-crm-secret',
+  CRM_ACCOUNTS_URL: 'http://127.0.0.1:9',
 };
 const RUNS_PER_ROUTE = 12;
 /** Tables that none of these requests can legitimately change. */
-const UNTOUCHED_TABLES = ['admin_roles', 'admins', 'users', 'refresh_token_blacklist'];
+const UNTOUCHED_TABLES = ['admin_roles', 'admins', 'users', 'refresh_token_blacklist', 'crm_connections'];
 
 interface Schema {
   $ref?: string;

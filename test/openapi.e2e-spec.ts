@@ -24,6 +24,7 @@ const PUBLIC = new Set([
   'GET /health',
   'GET /health/live',
   'GET /public/company/script/:token',
+  'GET /api/v1/get-token',
   'GET /test/errors/crash',
   'GET /test/errors/bad-sql',
   'POST /test/errors/unique-violation',

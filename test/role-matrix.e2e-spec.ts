@@ -19,7 +19,11 @@ import {
   registerUser,
   uniqueEmail,
 } from './support/factories';
+import { CrmServer } from './support/crm-server';
 import { createTestApp, TestApp } from './support/test-app';
+
+/** Admin-only routes outside /api/v1/admins that the matrix covers too. */
+const ADMIN_ROUTES_ELSEWHERE = ['GET /api/v1/auth-crm'];
 
 /**
  * The admin role matrix of auth.md, one entry per route. An area that adds admin routes
@@ -100,6 +104,7 @@ const REVENUE = 'reports revenue';
 const DELIVERY_REPORTS = 'reports (`/admins/reports`) delivery';
 const SUPPRESSION = 'suppression';
 const DOMAINS = 'domains';
+const CRM_OAUTH = 'CRM OAuth (`/auth-crm`, `/get-token`), test job (`/t3st-job`)';
 
 const billingStatus = async (t: TestApp, uuid: string) =>
   (await t.dataSource.getRepository(Billing).findOneByOrFail({ uuid })).status;
@@ -295,6 +300,26 @@ const MATRIX: MatrixEntry[] = [
     path: (f) => `/api/v1/admins/companies/${f.companyUuid}/relay-password`,
     status: 200,
     allowed: STAFF,
+  },
+  {
+    row: COMPANIES_WRITE,
+    method: 'post',
+    route: '/api/v1/admins/companies/:uuid/crm-sync',
+    path: (f) => `/api/v1/admins/companies/${f.companyUuid}/crm-sync`,
+    status: 200,
+    written: async (t, { f, data }) =>
+      expect(
+        (await t.dataSource.getRepository(Company).findOneByOrFail({ uuid: f.companyUuid })).crmAccountId,
+      ).toBe(data.crmAccountId),
+    allowed: STAFF,
+  },
+  {
+    row: CRM_OAUTH,
+    method: 'get',
+    route: '/api/v1/auth-crm',
+    path: () => '/api/v1/auth-crm',
+    status: 200,
+    allowed: ['superAdmin'],
   },
   // Users (accounting reads only).
   {
@@ -683,14 +708,29 @@ describe('Admin role matrix (auth.md)', () => {
   const callers = {} as Record<AdminRoleName, CreatedAdmin>;
   let userToken: string;
 
+  let crm: CrmServer;
+
   beforeAll(async () => {
-    t = await createTestApp();
+    crm = new CrmServer('matrix-crm-client', 'matrix-crm-secret');
+    await crm.start();
+    t = await createTestApp({
+      env: { CRM_ACCOUNTS_URL: crm.url, CRM_CLIENT_ID: crm.clientId, CRM_CLIENT_SECRET: crm.clientSecret },
+    });
     for (const role of ADMIN_ROLE_NAMES) callers[role] = await createAdmin(t, role);
+    // The CRM connected, so crm-sync can succeed for the roles allowed it.
+    const auth = await t
+      .http()
+      .get('/api/v1/auth-crm')
+      .set(...bearer(callers.superAdmin.accessToken))
+      .expect(200);
+    const state = new URL(auth.body.data.authorizationUrl).searchParams.get('state')!;
+    await t.http().get('/api/v1/get-token').query({ code: crm.issueCode(), state }).expect(200);
     fixtures = await createFixtures(t, callers);
     userToken = (await createActiveUser(t)).accessToken;
   });
   afterAll(async () => {
     await t.close();
+    await crm.stop();
   });
 
   function call(entry: MatrixEntry, token?: string, role: AdminRoleName = 'superAdmin') {
@@ -746,7 +786,11 @@ describe('Admin role matrix (auth.md)', () => {
   it('covers every admin route of the router, and names no route that does not exist', () => {
     const registered = new Set(
       t.routes
-        .filter((r) => r.method !== 'HEAD' && r.method !== 'OPTIONS' && r.url.startsWith('/api/v1/admins'))
+        .filter((r) => r.method !== 'HEAD' && r.method !== 'OPTIONS')
+        .filter(
+          (r) =>
+            r.url.startsWith('/api/v1/admins') || ADMIN_ROUTES_ELSEWHERE.includes(`${r.method} ${r.url}`),
+        )
         .map((r) => `${r.method} ${r.url}`),
     );
     const inMatrix = new Set(MATRIX.map(key));

@@ -29,6 +29,8 @@ const PUBLIC: Record<string, number> = {
   'GET /health/live': 200,
   // The script token in the path is the credential (auth.md): a random one is a 404.
   'GET /public/company/script/:token': 404,
+  // The CRM's OAuth redirect: the signed state is the credential, so without one, 400.
+  'GET /api/v1/get-token': 400,
 };
 
 /** The refresh token is the credential and is read by the handler: without one, 400. */

@@ -157,6 +157,27 @@ export class EnvironmentVariables {
   @Max(65535)
   POLICY_PORT = 10040;
 
+  /** The CRM's OAuth server (Zoho-style, integrations.md "CRM"); the CRM is off while the client id or secret is unset. */
+  @Transform(emptyTo('https://accounts.zoho.com'))
+  @IsUrl({ require_tld: false, require_protocol: true })
+  CRM_ACCOUNTS_URL = 'https://accounts.zoho.com';
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString() CRM_CLIENT_ID?: string;
+  @Transform(emptyToUndefined) @IsOptional() @IsString() CRM_CLIENT_SECRET?: string;
+
+  /** The public URL of `GET /api/v1/get-token`; `{PUBLIC_URL}/api/v1/get-token` when unset. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true })
+  CRM_REDIRECT_URI?: string;
+
+  @Transform(emptyTo('ZohoCRM.modules.accounts.ALL,ZohoCRM.modules.contacts.ALL'))
+  @IsString()
+  CRM_SCOPES = 'ZohoCRM.modules.accounts.ALL,ZohoCRM.modules.contacts.ALL';
+
+  /** How long one call to the CRM may take (ms). */
+  @Transform((p) => toInt({ value: emptyTo(10000)(p) })) @IsInt() @Min(1) CRM_TIMEOUT_MS = 10000;
+
   /** The zone (IANA name) of syslog times that carry none, in shipped Postfix logs. */
   @Transform(emptyTo('UTC')) @IsTimeZone() LOG_TIMEZONE = 'UTC';
 

@@ -6,6 +6,9 @@ import { PaymentEvent } from '../modules/billings/entities/payment-event.entity'
 import { CompanyAuditEvent } from '../modules/companies/entities/company-audit-event.entity';
 import { CompanyUsageDay } from '../modules/companies/entities/company-usage-day.entity';
 import { Company } from '../modules/companies/entities/company.entity';
+import { CrmConnection } from '../modules/crm/entities/crm-connection.entity';
+import { CrmOAuthState } from '../modules/crm/entities/crm-oauth-state.entity';
+import { CrmOutboxEntry } from '../modules/crm/entities/crm-outbox-entry.entity';
 import { Domain } from '../modules/domains/entities/domain.entity';
 import { CleanLogDay } from '../modules/log-index/entities/clean-log-day.entity';
 import { CleanLog } from '../modules/log-index/entities/clean-log.entity';
@@ -45,4 +48,7 @@ export const ENTITIES = [
   ProviderEvent,
   CleanLog,
   CleanLogDay,
+  CrmConnection,
+  CrmOAuthState,
+  CrmOutboxEntry,
 ];

@@ -29,6 +29,8 @@ export interface TestAppOptions {
   imports?: Array<Type<unknown> | DynamicModule>;
   /** Start a loopback SMTP server and point SMTP_URL at it (default true). */
   smtp?: boolean;
+  /** An existing database (a restart of the service): kept when the app closes. */
+  database?: FreshDatabase;
 }
 
 export interface RegisteredRoute {
@@ -54,7 +56,7 @@ export interface TestApp {
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const smtp = new SmtpSink();
   if (options.smtp !== false) await smtp.start();
-  const database = await freshDatabase();
+  const database = options.database ?? (await freshDatabase());
 
   const env: Record<string, string | undefined> = {
     NODE_ENV: 'test',
@@ -110,7 +112,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     async close() {
       await app.close();
       await smtp.stop();
-      await database.drop();
+      if (!options.database) await database.drop();
     },
   };
 }

@@ -81,6 +81,11 @@ export const OPENAPI_TAGS: ReadonlyArray<{ name: string; description: string }> 
     description:
       "Relaying from Microsoft 365 or Google Workspace: the company's choice, and its personalised setup script behind a secret URL.",
   },
+  {
+    name: 'crm',
+    description:
+      'The CRM link: an admin connects the CRM (OAuth 2.0), and companies with their owners are upserted into it as Accounts and Contacts.',
+  },
   { name: 'jobs', description: 'Running the scheduled jobs on demand (superAdmin).' },
   {
     name: 'internal',

@@ -11,6 +11,7 @@ import { CompaniesService } from './companies.service';
 import { CompanyBillings } from './company-billings';
 import { CompanyMailboxSettingsService } from './company-mailbox-settings';
 import { CompanyRegistrationController } from './company-registration.controller';
+import { CompanyRegistrationHooks } from './company-registration-hooks';
 import { CompanyRegistrationService } from './company-registration.service';
 import { CompanyRelayModule } from './company-relay.module';
 import { CompanyStateService } from './company-state.service';
@@ -32,6 +33,7 @@ import { MembersService } from './members.service';
   providers: [
     CompanyBillings,
     CompanyMailboxSettingsService,
+    CompanyRegistrationHooks,
     CompanyRegistrationService,
     CompanyStateService,
     CompaniesService,
@@ -41,6 +43,7 @@ import { MembersService } from './members.service';
   exports: [
     CompanyBillings,
     CompanyMailboxSettingsService,
+    CompanyRegistrationHooks,
     CompanyRelayModule,
     CompanyStateService,
     CompaniesService,

@@ -179,6 +179,16 @@ export class CompaniesService implements OnModuleInit {
     return company.id;
   }
 
+  /** The companies with these ids (in no particular order). */
+  byIds(ids: number[]): Promise<Company[]> {
+    return ids.length ? this.companies.findBy({ id: In(ids) }) : Promise.resolve([]);
+  }
+
+  /** Remembers the CRM Account the company was synced to. */
+  async setCrmAccountId(companyId: number, crmAccountId: string): Promise<void> {
+    await this.companies.update({ id: companyId }, { crmAccountId });
+  }
+
   private async find(companyId: number): Promise<Company> {
     const company = await this.companies.findOne({ where: { id: companyId } });
     if (!company) throw new NotFoundError('Company not found');

@@ -8,6 +8,7 @@ import { CompanyMembersService } from '../users/company-members.service';
 import { RegisterDto } from '../users/dto/user-requests.dto';
 import { CompanySummaryDto, RegisteredDto, UserDto } from '../users/dto/user-response.dto';
 import { UsersService } from '../users/users.service';
+import { CompanyRegistrationHooks } from './company-registration-hooks';
 import { Company } from './entities/company.entity';
 
 /**
@@ -22,11 +23,13 @@ export class CompanyRegistrationService {
     private readonly members: CompanyMembersService,
     private readonly users: UsersService,
     private readonly notifications: NotificationsService,
+    private readonly hooks: CompanyRegistrationHooks,
   ) {}
 
   /**
-   * Company, owner user (`pending`), contact and the admins' `company.registered`
-   * notifications in one transaction; then the verification e-mail.
+   * Company, owner user (`pending`), contact, the admins' `company.registered` notifications
+   * and the other areas' registration hooks (the CRM's outbox row) in one transaction; then the
+   * verification e-mail.
    */
   async register(dto: RegisterDto): Promise<RegisteredDto> {
     if (await this.members.emailTaken(dto.email)) {
@@ -58,6 +61,7 @@ export class CompanyRegistrationService {
         },
         em,
       );
+      await this.hooks.run(em, company);
       return Object.assign(created, { company });
     });
     await this.users.sendVerificationMail(owner);

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, Repository } from 'typeorm';
+import { EntityManager, In, Repository } from 'typeorm';
 import { skipFor } from '../../common/pagination/page';
 import { SqlDialect } from '../../database/sql-dialect';
 import { Contact } from './entities/contact.entity';
@@ -49,6 +49,19 @@ export class CompanyMembersService {
       select: { id: true },
     });
     return owners.map((o) => o.id);
+  }
+
+  /** The first owner of each company (with the contact), keyed by company id. */
+  async firstOwners(companyIds: number[]): Promise<Map<number, User>> {
+    if (!companyIds.length) return new Map();
+    const owners = await this.users.find({
+      where: { companyId: In(companyIds), companyRole: 'owner' },
+      relations: { contact: true },
+      order: { id: 'ASC' },
+    });
+    const first = new Map<number, User>();
+    for (const owner of owners) if (!first.has(owner.companyId)) first.set(owner.companyId, owner);
+    return first;
   }
 
   /** Whether any user (of any company) has this e-mail address. */
