@@ -6,15 +6,13 @@ import { TransactionService } from '../src/database/transaction.service';
 import {
   bearer,
   countAll,
+  createActiveMember,
   createActiveUser,
   createAdmin,
   expectFailure,
   LoggedIn,
-  loginUser,
   RegisteredUser,
-  uniqueEmail,
 } from './support/factories';
-import { tokenFromLink } from './support/smtp-sink';
 import { createTestApp, TestApp } from './support/test-app';
 
 const DAY = 86_400_000;
@@ -30,20 +28,7 @@ describe('Customer company routes (/api/v1/companies/:companyUuid)', () => {
     t = await createTestApp();
     owner = await createActiveUser(t);
     other = await createActiveUser(t);
-    const email = uniqueEmail('member');
-    await t
-      .http()
-      .post(`/api/v1/companies/${owner.companyUuid}/users`)
-      .set(...bearer(owner.accessToken))
-      .send({ email, fullName: 'Mo Member' })
-      .expect(201);
-    const mail = await t.smtp.waitFor(email, /invited/i);
-    await t
-      .http()
-      .post('/api/v1/users/accept-invite')
-      .send({ token: tokenFromLink(mail, '/accept-invite'), password: 'member password 1' })
-      .expect(200);
-    member = await loginUser(t, email, 'member password 1');
+    member = await createActiveMember(t, owner);
   });
   afterAll(async () => {
     await t.close();

@@ -3,20 +3,17 @@ import { CompanyAuditEvent } from '../src/modules/companies/entities/company-aud
 import { Domain } from '../src/modules/domains/entities/domain.entity';
 import {
   bearer,
+  createActiveMember,
   createActiveUser,
   createAdmin,
   CreatedAdmin,
   expectFailure,
   LoggedIn,
-  loginUser,
   RegisteredUser,
-  uniqueEmail,
 } from './support/factories';
-import { tokenFromLink } from './support/smtp-sink';
 import { createTestApp, TestApp } from './support/test-app';
 
 const PUBLIC_URL = 'https://relay.example.test';
-const MEMBER_PASSWORD = 'member password 123';
 
 type Owner = RegisteredUser & LoggedIn;
 
@@ -76,20 +73,7 @@ describe('Mailbox suites (/api/v1/mailbox-suites, /public/company/script/:token)
     await addDomain(company.id, 'xn--bcher-kva.example', 'verified');
     await addDomain(company.id, 'pending.example', 'pending');
 
-    const email = uniqueEmail('member');
-    await t
-      .http()
-      .post(`/api/v1/companies/${owner.companyUuid}/users`)
-      .set(...bearer(owner.accessToken))
-      .send({ email, fullName: 'Mia Member' })
-      .expect(201);
-    const mail = await t.smtp.waitFor(email, /invited/i);
-    await t
-      .http()
-      .post('/api/v1/users/accept-invite')
-      .send({ token: tokenFromLink(mail, '/accept-invite'), password: MEMBER_PASSWORD })
-      .expect(200);
-    member = await loginUser(t, email, MEMBER_PASSWORD);
+    member = await createActiveMember(t, owner);
     admin = await createAdmin(t, 'admin');
   });
 

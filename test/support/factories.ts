@@ -49,6 +49,28 @@ export async function createActiveUser(t: TestApp): Promise<RegisteredUser & Log
   return { ...user, ...(await loginUser(t, user.email, user.password)) };
 }
 
+/** A member the owner invited through the API, who accepted the invitation e-mail and logged in. */
+export async function createActiveMember(
+  t: TestApp,
+  owner: RegisteredUser & LoggedIn,
+  password = 'member password 123',
+): Promise<LoggedIn & { email: string; uuid: string }> {
+  const email = uniqueEmail('member');
+  const invited = await t
+    .http()
+    .post(`/api/v1/companies/${owner.companyUuid}/users`)
+    .set(...bearer(owner.accessToken))
+    .send({ email, fullName: 'Mia Member' })
+    .expect(201);
+  const mail = await t.smtp.waitFor(email, /invited/i);
+  await t
+    .http()
+    .post('/api/v1/users/accept-invite')
+    .send({ token: tokenFromLink(mail, '/accept-invite'), password })
+    .expect(200);
+  return { email, uuid: invited.body.data.uuid as string, ...(await loginUser(t, email, password)) };
+}
+
 /** A company with an active owner and a paid period of 30 days (quota 100, none used), as the relay sees a customer. */
 export async function createPaidCompany(t: TestApp): Promise<Company> {
   const owner = await createActiveUser(t);

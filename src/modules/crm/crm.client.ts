@@ -1,5 +1,6 @@
 import { HttpStatus, Injectable, Logger } from '@nestjs/common';
 import { BadRequestError, DomainError, ServiceNotConfiguredError } from '../../common/errors/domain-error';
+import { isTimeout, parseJsonObject } from '../../common/http/outbound';
 import { AppConfig } from '../../config/app-config';
 
 /** The CRM is down, refused the call, or answered something unreadable: 503. */
@@ -170,11 +171,9 @@ export class CrmClient {
         headers: { accept: 'application/json', ...(init.headers as Record<string, string>) },
         signal: AbortSignal.timeout(this.config.env.CRM_TIMEOUT_MS),
       });
-      return { status: response.status, answer: parseObject(await response.text()) };
+      return { status: response.status, answer: parseJsonObject(await response.text()) };
     } catch (err: unknown) {
-      const name = (err as { name?: unknown } | null)?.name;
-      if (name === 'TimeoutError' || name === 'AbortError')
-        throw new CrmUnavailableError('CRM did not answer in time');
+      if (isTimeout(err)) throw new CrmUnavailableError('CRM did not answer in time');
       this.logger.warn({ err }, 'CRM unreachable');
       throw new CrmUnavailableError('CRM is unreachable');
     }
@@ -192,16 +191,5 @@ function isHttpUrl(value: string): boolean {
     return url.protocol === 'https:' || url.protocol === 'http:';
   } catch {
     return false;
-  }
-}
-
-function parseObject(text: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : null;
-  } catch {
-    return null;
   }
 }

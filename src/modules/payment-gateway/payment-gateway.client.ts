@@ -1,5 +1,6 @@
 import { HttpStatus, Injectable, Logger } from '@nestjs/common';
 import { DomainError, ServiceNotConfiguredError } from '../../common/errors/domain-error';
+import { isTimeout, parseJsonObject } from '../../common/http/outbound';
 import { AppConfig } from '../../config/app-config';
 
 /** What we ask the gateway for (integrations.md, "Payment gateway"). */
@@ -91,7 +92,7 @@ export class PaymentGatewayClient {
       throw new PaymentGatewayError('Payment gateway is unreachable');
     }
 
-    const answer = parseObject(text);
+    const answer = parseJsonObject(text);
     if (status < 200 || status >= 300) {
       const message = typeof answer?.message === 'string' && answer.message.trim() ? answer.message : '';
       this.logger.warn({ status, errorCode: answer?.error_code }, 'Payment gateway refused an invoice');
@@ -110,21 +111,5 @@ export class PaymentGatewayClient {
       invoiceUrl,
       expiresAt: expiry && !Number.isNaN(expiry.getTime()) ? expiry : null,
     };
-  }
-}
-
-function isTimeout(e: unknown): boolean {
-  const name = (e as { name?: unknown } | null)?.name;
-  return name === 'TimeoutError' || name === 'AbortError';
-}
-
-function parseObject(text: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : null;
-  } catch {
-    return null;
   }
 }
