@@ -223,7 +223,7 @@ export class SqlLogIndex extends LogIndex {
     let left = max;
     while (left > 0) {
       // Raw rows, not entities: a million of them are read here, and the events are not wanted.
-      const qb = this.filtered(filter, this.after(after))
+      const qb = this.filtered(filter, after)
         .select(STREAM_FIELDS.map((field) => `log.${field}`))
         .orderBy('log.last_event_at', 'DESC')
         .addOrderBy('log.id', 'DESC')
@@ -248,7 +248,7 @@ export class SqlLogIndex extends LogIndex {
   }
 
   private page(filter: LogFilter, limit: number, after?: LogPosition): Promise<CleanLog[]> {
-    return this.filtered(filter, this.after(after))
+    return this.filtered(filter, after)
       .orderBy('log.last_event_at', 'DESC')
       .addOrderBy('log.id', 'DESC')
       .take(limit)
@@ -262,22 +262,6 @@ export class SqlLogIndex extends LogIndex {
     if (f.status) qb.andWhere('day.status = :status', { status: f.status });
     const row = await qb.getRawOne<{ n: string | number | null }>();
     return Number(row?.n ?? 0);
-  }
-
-  /**
-   * Keyset condition: records after `position` in the newest-first order, so each page starts
-   * where the last ended on the (company, lastEventAt) index instead of scanning down to it again
-   * (which made a long export quadratic).
-   */
-  private after(position?: LogPosition): Brackets | undefined {
-    if (!position) return undefined;
-    return new Brackets((w) => {
-      // The plain bound is what the index can use; the row value orders ties on the id.
-      w.where('log.last_event_at <= :afterAt AND (log.last_event_at, log.id) < (:afterAt, :afterId)', {
-        afterAt: position.at,
-        afterId: position.id,
-      });
-    });
   }
 
   /** The roll-up's cells of a window of whole days (see rollsUp). */
@@ -306,11 +290,26 @@ export class SqlLogIndex extends LogIndex {
       .addSelect('SUM(CASE WHEN log.clicked THEN 1 ELSE 0 END)', 'clicked');
   }
 
-  private filtered(f: LogFilter, after?: Brackets): SelectQueryBuilder<CleanLog> {
-    const qb = this.logs
-      .createQueryBuilder('log')
-      .where('log.last_event_at >= :from AND log.last_event_at < :to', { from: f.from, to: f.toExclusive });
-    if (after) qb.andWhere(after);
+  /**
+   * The records of the filter, newest first from `after` when given (a keyset page): each page
+   * starts where the last ended on the (company, lastEventAt, id) index instead of scanning down
+   * to it again. With a position, the window's upper end is the position itself (clamped to
+   * `to`): given both bounds, SQLite ranges the index on `< to` and walks down to the position on
+   * every page, which made a long export quadratic there.
+   */
+  private filtered(f: LogFilter, after?: LogPosition): SelectQueryBuilder<CleanLog> {
+    const qb = this.logs.createQueryBuilder('log').where('log.last_event_at >= :from', { from: f.from });
+    if (!after) {
+      qb.andWhere('log.last_event_at < :to', { to: f.toExclusive });
+    } else {
+      // Every id is non-empty, so (to, '') bounds the rows before `to`.
+      const bound = after.at < f.toExclusive ? after : { at: f.toExclusive, id: '' };
+      // The plain bound is what PostgreSQL's index uses; the row value orders ties on the id.
+      qb.andWhere('log.last_event_at <= :afterAt AND (log.last_event_at, log.id) < (:afterAt, :afterId)', {
+        afterAt: bound.at,
+        afterId: bound.id,
+      });
+    }
     if (f.companyId !== undefined) qb.andWhere('log.company_id = :companyId', { companyId: f.companyId });
     if (f.status) qb.andWhere('log.status = :status', { status: f.status });
     if (f.recipient) qb.andWhere('log.recipient = :recipient', { recipient: f.recipient.toLowerCase() });
