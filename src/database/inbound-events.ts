@@ -1,5 +1,12 @@
 import { Logger } from '@nestjs/common';
-import { Brackets, Column, CreateDateColumn, PrimaryGeneratedColumn, Repository } from 'typeorm';
+import {
+  Brackets,
+  Column,
+  CreateDateColumn,
+  EntityManager,
+  PrimaryGeneratedColumn,
+  Repository,
+} from 'typeorm';
 import { DATETIME } from './column-types';
 import { isUniqueViolation } from './database-errors';
 
@@ -48,6 +55,8 @@ export abstract class InboundEvent {
 export interface Applied<E extends InboundEvent> {
   outcome: string;
   record?: Partial<Omit<E, keyof InboundEvent>>;
+  /** The outcome was written in the applying transaction (`recordApplied`): nothing left to record. */
+  recorded?: boolean;
 }
 
 export type Apply<E extends InboundEvent> = (event: E) => Promise<Applied<E>>;
@@ -143,9 +152,23 @@ export class InboundEventInbox<E extends InboundEvent> {
     }
   }
 
+  /**
+   * Writes the outcome inside the transaction that applied the event, so applying and recording
+   * commit together (one commit fewer per event than recording it afterwards).
+   */
+  async recordApplied(em: EntityManager, event: E, applied: Applied<E>): Promise<Applied<E>> {
+    await this.outcomeUpdate(em.getRepository<E>(this.events.target), event, applied);
+    return { ...applied, recorded: true };
+  }
+
   private async applyAndRecord(event: E, apply: Apply<E>): Promise<Applied<E>> {
     const applied = await apply(event);
-    const qb = this.events
+    if (!applied.recorded) await this.outcomeUpdate(this.events, event, applied);
+    return applied;
+  }
+
+  private async outcomeUpdate(events: Repository<E>, event: E, applied: Applied<E>): Promise<void> {
+    const qb = events
       .createQueryBuilder()
       .update()
       .set({
@@ -158,7 +181,6 @@ export class InboundEventInbox<E extends InboundEvent> {
       .where('id = :id', { id: event.id });
     if (applied.outcome !== 'applied') qb.andWhere('outcome IS NULL');
     await qb.execute();
-    return applied;
   }
 
   private async recordFailure(event: E, error: unknown): Promise<void> {

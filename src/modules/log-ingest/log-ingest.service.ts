@@ -101,7 +101,7 @@ export class LogIngestService {
     });
     let received: Received<LogBatch>;
     try {
-      received = await this.inbox.receive(batch, () => this.apply(lines.parsed));
+      received = await this.inbox.receive(batch, (stored) => this.apply(stored, lines.parsed));
     } catch (e) {
       throw e instanceof InboundEventNotApplied ? new LogBatchNotAppliedError() : e;
     }
@@ -116,13 +116,16 @@ export class LogIngestService {
   /** For the retry job: batches stored but not applied (a crash, a database error). */
   retryUnapplied(): Promise<number> {
     return this.inbox.retryUnapplied((batch) =>
-      this.apply(this.parse(batch.raw, batch.contentType as ShippedForm, batch.createdAt).parsed),
+      this.apply(batch, this.parse(batch.raw, batch.contentType as ShippedForm, batch.createdAt).parsed),
     );
   }
 
-  private async apply(lines: ParsedLine[]): Promise<Applied<LogBatch>> {
-    const records = await this.transactions.run((em) => this.applyLines(em, lines));
-    return { outcome: 'applied', record: { records } };
+  /** The batch's lines applied and its outcome recorded in one transaction. */
+  private apply(batch: LogBatch, lines: ParsedLine[]): Promise<Applied<LogBatch>> {
+    return this.transactions.run(async (em) => {
+      const records = await this.applyLines(em, lines);
+      return this.inbox.recordApplied(em, batch, { outcome: 'applied', record: { records } });
+    });
   }
 
   private parse(raw: string, form: ShippedForm, now: Date): { accepted: number; parsed: ParsedLine[] } {
