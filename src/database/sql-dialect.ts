@@ -202,6 +202,11 @@ export class SqlDialect {
     return `substr(${column}, 1, ${unit === 'month' ? 7 : 10})`;
   }
 
+  /** SQL text of what follows the first `@` of a text column: the domain of an e-mail address. */
+  domainOf(column: string): string {
+    return this.isPostgres ? `split_part(${column}, '@', 2)` : `substr(${column}, instr(${column}, '@') + 1)`;
+  }
+
   /**
    * Runs `work` while holding the lock `name` across every replica sharing the database, or
    * skips it when another session holds the lock. On PostgreSQL a session advisory lock

@@ -192,9 +192,7 @@ export class SqlLogIndex extends LogIndex {
       .addOrderBy('dsn', 'ASC')
       .limit(top)
       .getRawMany<{ dsn: string | null; count: string | number; example: string | null }>();
-    const domain = this.dialect.isPostgres
-      ? "split_part(log.recipient, '@', 2)"
-      : "substr(log.recipient, instr(log.recipient, '@') + 1)";
+    const domain = this.dialect.domainOf('log.recipient');
     const domains = await this.filtered(bounced)
       .select(domain, 'domain')
       .addSelect('COUNT(*)', 'count')
