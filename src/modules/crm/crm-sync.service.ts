@@ -118,14 +118,12 @@ export class CrmSyncService implements OnModuleInit, OnApplicationShutdown {
         const entry = await this.outbox.findOneByOrFail({ companyId });
         const outcome = await this.send([entry]);
         if (outcome.error) throw outcome.error;
-        const [company] = await this.companies.byIds([companyId]);
-        if (!outcome.synced || !company?.crmAccountId) {
-          const failed = await this.outbox.findOneByOrFail({ companyId });
-          throw new CrmUnavailableError(
-            `The CRM did not take the company: ${failed.lastError ?? 'unknown error'}`,
-          );
+        const crmAccountId = outcome.accountIds.get(companyId);
+        const refused = outcome.errors.get(companyId);
+        if (refused || !crmAccountId) {
+          throw new CrmUnavailableError(`The CRM did not take the company: ${refused ?? 'unknown error'}`);
         }
-        return { crmAccountId: company.crmAccountId };
+        return { crmAccountId };
       },
       () => {
         throw new ConflictError('A CRM sync is running on another replica: try again in a moment');
@@ -149,9 +147,7 @@ export class CrmSyncService implements OnModuleInit, OnApplicationShutdown {
    * synced or failed (with backoff). A failure of the whole call fails every entry; one record the
    * CRM refuses fails only its own.
    */
-  private async send(
-    entries: CrmOutboxEntry[],
-  ): Promise<{ synced: number; failed: boolean; error?: DomainError }> {
+  private async send(entries: CrmOutboxEntry[]): Promise<SendOutcome> {
     const ids = entries.map((e) => e.companyId);
     const companies = new Map((await this.companies.byIds(ids)).map((c) => [c.id, c]));
     const owners = await this.members.firstOwners(ids);
@@ -193,7 +189,7 @@ export class CrmSyncService implements OnModuleInit, OnApplicationShutdown {
         { companies: live.length, reason: err.message },
         'CRM sync failed; retried with backoff',
       );
-      return { synced: 0, failed: true, error: err };
+      return { synced: 0, failed: true, error: err, accountIds, errors };
     }
 
     const synced = live.filter((e) => !errors.has(e.companyId));
@@ -205,7 +201,7 @@ export class CrmSyncService implements OnModuleInit, OnApplicationShutdown {
     // A company deleted since it was queued has nothing left to send.
     const gone = entries.filter((e) => !companies.has(e.companyId)).map((e) => e.id);
     if (gone.length) await this.outbox.delete({ id: In(gone) });
-    return { synced: synced.length, failed: false };
+    return { synced: synced.length, failed: false, accountIds, errors };
   }
 
   /** An upsert with a usable token; a refused token is refreshed and the call made once more. */
@@ -244,6 +240,16 @@ export class CrmSyncService implements OnModuleInit, OnApplicationShutdown {
       );
     }
   }
+}
+
+/** What one send did: per company, the Account id the CRM gave and why it failed. */
+interface SendOutcome {
+  synced: number;
+  /** The call as a whole failed (`error`): the rest of a run waits for the next one. */
+  failed: boolean;
+  error?: DomainError;
+  accountIds: Map<number, string>;
+  errors: Map<number, string>;
 }
 
 /** A company as a CRM Account, keyed by its uuid. */
