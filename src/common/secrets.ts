@@ -4,15 +4,31 @@ export const sha256Hex = (value: string): string => createHash('sha256').update(
 
 const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
 
-/** Constant-time equality of two secrets of any length (compares fixed-length digests). */
-export function secretsEqual(given: string, expected: string): boolean {
-  return timingSafeEqual(digest(given), digest(expected));
+/**
+ * A configured secret kept as its SHA-256 digest, so each check hashes only what was presented.
+ * Comparing fixed-length digests in constant time says nothing about the secret's length or content.
+ */
+export class ExpectedSecret {
+  private readonly digest: Buffer;
+
+  constructor(secret: string) {
+    this.digest = digest(secret);
+  }
+
+  matches(given: string): boolean {
+    return this.matchesDigest(digest(given));
+  }
+
+  matchesDigest(presented: Buffer): boolean {
+    return timingSafeEqual(presented, this.digest);
+  }
 }
 
 /** True when `given` equals any of `candidates`; every candidate is compared, so timing does not say which. */
-export function matchesAnySecret(given: string, candidates: readonly string[]): boolean {
+export function matchesAnySecret(given: string, candidates: readonly ExpectedSecret[]): boolean {
+  const presented = digest(given);
   let found = false;
-  for (const candidate of candidates) found = secretsEqual(given, candidate) || found;
+  for (const candidate of candidates) found = candidate.matchesDigest(presented) || found;
   return found;
 }
 

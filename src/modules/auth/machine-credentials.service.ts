@@ -2,12 +2,12 @@ import { Injectable, UnauthorizedException } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { AppConfig } from '../../config/app-config';
 import { ServiceNotConfiguredError } from '../../common/errors/domain-error';
-import { secretsEqual } from '../../common/secrets';
+import { ExpectedSecret } from '../../common/secrets';
 import type { MachineCredential } from './access';
 
 interface KeyCredential {
   what: string;
-  secret: string | undefined;
+  secret: ExpectedSecret | undefined;
   header: string;
   bearerAllowed: boolean;
 }
@@ -25,19 +25,19 @@ export class MachineCredentialsService {
     this.credentials = {
       'api-key': {
         what: 'Internal API key',
-        secret: env.INTERNAL_API_KEY,
+        secret: expected(env.INTERNAL_API_KEY),
         header: 'x-api-key',
         bearerAllowed: true,
       },
       'log-shipper-key': {
         what: 'Log shipper API key',
-        secret: env.LOG_SHIPPER_API_KEY,
+        secret: expected(env.LOG_SHIPPER_API_KEY),
         header: 'x-api-key',
         bearerAllowed: true,
       },
       'callback-token': {
         what: 'Payment callback token',
-        secret: env.PAYMENT_CALLBACK_TOKEN,
+        secret: expected(env.PAYMENT_CALLBACK_TOKEN),
         header: 'x-callback-token',
         bearerAllowed: false,
       },
@@ -48,11 +48,13 @@ export class MachineCredentialsService {
     const { what, secret, header, bearerAllowed } = this.credentials[credential];
     if (!secret) throw new ServiceNotConfiguredError(what);
     const given = presented(request, header, bearerAllowed);
-    if (given === undefined || !secretsEqual(given, secret)) {
+    if (given === undefined || !secret.matches(given)) {
       throw new UnauthorizedException(`Missing or invalid ${what.charAt(0).toLowerCase()}${what.slice(1)}`);
     }
   }
 }
+
+const expected = (secret: string | undefined) => (secret ? new ExpectedSecret(secret) : undefined);
 
 function presented(request: FastifyRequest, header: string, bearerAllowed: boolean): string | undefined {
   const value = request.headers[header];

@@ -2,7 +2,7 @@ import { Injectable, UnauthorizedException } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BasicStrategy } from 'passport-http';
 import { AppConfig } from '../../../config/app-config';
-import { matchesAnySecret } from '../../../common/secrets';
+import { ExpectedSecret, matchesAnySecret } from '../../../common/secrets';
 import { runStrategy } from './run-strategy';
 
 /**
@@ -12,11 +12,11 @@ import { runStrategy } from './run-strategy';
  */
 @Injectable()
 export class MailProviderBasicStrategy {
-  private readonly pairs: string[];
+  private readonly pairs: ExpectedSecret[];
   private readonly strategy: BasicStrategy;
 
   constructor(config: AppConfig) {
-    this.pairs = mailProviderPairs(config);
+    this.pairs = mailProviderPairs(config).map((pair) => new ExpectedSecret(pair));
     this.strategy = new BasicStrategy(
       { realm: 'mail-provider', passReqToCallback: true },
       (request: WithHeaders, _username: string, _password: string, done: BasicDone) =>
