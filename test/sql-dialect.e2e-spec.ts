@@ -5,6 +5,7 @@ import { LOCK_NAMESPACE, lockKey, SqlDialect } from '../src/database/sql-dialect
 import { TransactionService } from '../src/database/transaction.service';
 import { CompanyUsageDay } from '../src/modules/companies/entities/company-usage-day.entity';
 import { Company } from '../src/modules/companies/entities/company.entity';
+import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { createActiveUser } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -132,6 +133,98 @@ describe('SqlDialect', () => {
         ),
       );
       expect(counts.reduce((a, b) => a + b, 0)).toBe(2);
+    });
+  });
+
+  describe('insertMany', () => {
+    /** Values that a text encoding of parameters (a VALUES list, or PostgreSQL array literals) could get wrong. */
+    const awkward = ['"quoted"', 'back\\slash', '{braces, comma}', 'NULL', '', ' spaced ', 'ünï 😀', "it's"];
+    const log = (n: number, overrides: Partial<CleanLog> = {}): CleanLog => ({
+      id: `insert-many-${n}`,
+      companyId: n % 2 ? company.id : null,
+      companyUuid: n % 2 ? company.uuid : null,
+      host: 'mx1',
+      queueId: `Q${n}`,
+      messageId: n % 3 ? `<${n}@example.com>` : null,
+      sender: awkward[n % awkward.length],
+      senderDomain: null,
+      recipient: `r${n}@example.net`,
+      origTo: null,
+      status: 'sent',
+      dsn: '2.0.0',
+      response: awkward[(n + 3) % awkward.length],
+      relay: null,
+      delay: n % 2 ? 0.25 * n : null,
+      size: n * 1000,
+      clientIp: null,
+      saslUsername: null,
+      remoteQueueId: null,
+      attempts: n,
+      opened: n % 2 === 0,
+      clicked: false,
+      firstSeenAt: new Date(Date.UTC(2026, 0, 1, 0, 0, n)),
+      lastEventAt: new Date(Date.UTC(2026, 0, 1, 0, 0, n, 123)),
+      events: [
+        { at: '2026-01-01T00:00:00.000Z', status: 'sent', dsn: null, response: awkward[n % awkward.length] },
+      ],
+      ...overrides,
+    });
+    const stored = () =>
+      t.dataSource
+        .getRepository(CleanLog)
+        .createQueryBuilder('log')
+        .where("log.id LIKE 'insert-many-%'")
+        .orderBy('log.attempts', 'ASC')
+        .getMany();
+
+    beforeEach(async () => {
+      await t.dataSource
+        .getRepository(CleanLog)
+        .createQueryBuilder()
+        .delete()
+        .where("id LIKE 'insert-many-%'")
+        .execute();
+    });
+
+    it('stores every value as given, awkward text, nulls, numbers, booleans and dates included', async () => {
+      const rows = Array.from({ length: 40 }, (_, n) => log(n));
+      const inserted = await dialect.insertMany(t.dataSource.manager, CleanLog, rows, 'ignore');
+      expect(inserted).toBe(40);
+      expect(await stored()).toEqual(rows);
+    });
+
+    it('skips existing keys with ignore, and overwrites only the named fields with an update', async () => {
+      const em = t.dataSource.manager;
+      await dialect.insertMany(em, CleanLog, [log(1), log(2)], 'ignore');
+      expect(await dialect.insertMany(em, CleanLog, [log(1, { status: 'bounced' }), log(3)], 'ignore')).toBe(
+        1,
+      );
+      expect((await stored()).map((r) => [r.id, r.status])).toEqual([
+        ['insert-many-1', 'sent'],
+        ['insert-many-2', 'sent'],
+        ['insert-many-3', 'sent'],
+      ]);
+      const updated = await dialect.insertMany(
+        em,
+        CleanLog,
+        [log(2, { status: 'bounced', response: 'changed', host: 'not-updated' }), log(4)],
+        { key: ['id'], update: ['status', 'response'] },
+      );
+      expect(updated).toBe(2);
+      const after = await stored();
+      expect(after.map((r) => [r.id, r.status, r.response, r.host])).toEqual([
+        ['insert-many-1', 'sent', log(1).response, 'mx1'],
+        ['insert-many-2', 'bounced', 'changed', 'mx1'],
+        ['insert-many-3', 'sent', log(3).response, 'mx1'],
+        ['insert-many-4', 'sent', log(4).response, 'mx1'],
+      ]);
+    });
+
+    it('writes batches larger than one statement takes', async () => {
+      const rows = Array.from({ length: 6_000 }, (_, n) => log(n));
+      expect(await dialect.insertMany(t.dataSource.manager, CleanLog, rows, 'ignore')).toBe(6_000);
+      expect(await t.dataSource.getRepository(CleanLog).count()).toBeGreaterThanOrEqual(6_000);
+      expect((await stored()).at(-1)).toEqual(rows.at(-1));
     });
   });
 
