@@ -65,18 +65,21 @@ export class SqlLogIndex extends LogIndex {
     super();
   }
 
-  /** Upserts the records and moves each from its old roll-up cell to its new one; give `within` (a transaction). */
-  async write(records: CleanRecord[], within?: EntityManager): Promise<void> {
+  /**
+   * Upserts the records and moves each from its old roll-up cell to its new one; give `within` (a
+   * transaction). `previous` must be what the transaction read, under the lock that serialises
+   * rebuilds of these records (the ingest's queue rows), or the roll-up moves the wrong cells.
+   */
+  async write(records: CleanRecord[], within?: EntityManager, previous?: CleanRecord[]): Promise<void> {
     if (!records.length) return;
     const manager = within ?? this.logs.manager;
-    const before = new Map(
-      (
-        await this.getMany(
-          records.map((r) => r.id),
-          manager,
-        )
-      ).map((r) => [r.id, r]),
-    );
+    const stored =
+      previous ??
+      (await this.getMany(
+        records.map((r) => r.id),
+        manager,
+      ));
+    const before = new Map(stored.map((r) => [r.id, r]));
     const rows = records.map(toRow);
     await this.dialect.insertMany(manager, CleanLog, rows, {
       key: ['id'],
