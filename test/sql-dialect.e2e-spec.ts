@@ -235,12 +235,9 @@ describe('SqlDialect', () => {
 
     it('creates the row at the first count and adds to it afterwards, atomically', async () => {
       const add = (day: string, count: number) =>
-        dialect.addToCounters(
-          t.dataSource.manager,
-          CompanyUsageDay,
-          { companyId: company.id, day },
-          { count },
-        );
+        dialect.addToCounters(t.dataSource.manager, CompanyUsageDay, [
+          { key: { companyId: company.id, day }, add: { count } },
+        ]);
       await add('2026-04-01', 3);
       await Promise.all(Array.from({ length: 20 }, () => add('2026-04-01', 2)));
       await add('2026-04-02', 5);
@@ -248,6 +245,22 @@ describe('SqlDialect', () => {
         ['2026-04-01', 43],
         ['2026-04-02', 5],
       ]);
+    });
+    it('adds to several rows in one call, and concurrent calls in any order neither lose a count nor deadlock', async () => {
+      const days = ['2026-05-01', '2026-05-02', '2026-05-03', '2026-05-04'];
+      const addAll = (order: string[], count: number) =>
+        transactions.run((em) =>
+          dialect.addToCounters(
+            em,
+            CompanyUsageDay,
+            order.map((day) => ({ key: { companyId: company.id, day }, add: { count } })),
+          ),
+        );
+      await addAll(days, 1);
+      await Promise.all(Array.from({ length: 12 }, (_, i) => addAll(i % 2 ? [...days].reverse() : days, 2)));
+      expect(await usage()).toEqual(days.map((day) => [day, 25]));
+      await dialect.addToCounters(t.dataSource.manager, CompanyUsageDay, []);
+      expect(await usage()).toEqual(days.map((day) => [day, 25]));
     });
   });
 

@@ -96,8 +96,9 @@ export class SqlDialect {
    * A multi-row INSERT written here rather than by TypeORM's InsertQueryBuilder, whose parameter
    * handling costs more than the statement itself for batches of hundreds of rows (the log
    * ingest's). Every row gives the same fields, all of them (no defaults, no entity listeners;
-   * column transformers do apply). `conflict`: `ignore` (`ON CONFLICT DO NOTHING`) or the key
-   * and the fields to overwrite (`ON CONFLICT (key) DO UPDATE SET f = excluded.f`). Answers the
+   * column transformers do apply). `conflict`: `ignore` (`ON CONFLICT DO NOTHING`) or the key,
+   * the fields to overwrite (`update`: `SET f = excluded.f`) and the counters to add to (`add`:
+   * `SET n = n + excluded.n`). Answers the
    * rows inserted or updated. PostgreSQL gets the rows as one array per column (`SELECT * FROM
    * unnest(…)`), SQLite a VALUES list.
    */
@@ -105,7 +106,9 @@ export class SqlDialect {
     manager: EntityManager,
     target: EntityTarget<T>,
     rows: Array<Partial<T>>,
-    conflict: 'ignore' | { key: Array<keyof T & string>; update: Array<keyof T & string> },
+    conflict:
+      | 'ignore'
+      | { key: Array<keyof T & string>; update?: Array<keyof T & string>; add?: Array<keyof T & string> },
   ): Promise<number> {
     if (!rows.length) return 0;
     const metadata = manager.connection.getMetadata(target);
@@ -120,21 +123,24 @@ export class SqlDialect {
     const columns = Object.keys(first)
       .filter((field) => first[field] !== undefined)
       .map(columnOf);
+    const table = escape(metadata.tableName);
+    const sets = (fields: string[] | undefined, set: (column: string) => string) =>
+      (fields ?? []).map((f) => escape(columnOf(f).databaseName)).map(set);
     const onConflict =
       conflict === 'ignore'
         ? 'ON CONFLICT DO NOTHING'
         : `ON CONFLICT (${conflict.key.map((k) => escape(columnOf(k).databaseName)).join(', ')}) DO UPDATE SET ` +
-          conflict.update
-            .map((f) => escape(columnOf(f).databaseName))
-            .map((c) => `${c} = excluded.${c}`)
-            .join(', ');
+          [
+            ...sets(conflict.update, (c) => `${c} = excluded.${c}`),
+            ...sets(conflict.add, (c) => `${c} = ${table}.${c} + excluded.${c}`),
+          ].join(', ');
     const valueOf = (row: Partial<T>, column: (typeof columns)[number]): unknown => {
       const raw: unknown = row[column.propertyName as keyof T];
       const value: unknown =
         column.transformer && !Array.isArray(column.transformer) ? column.transformer.to(raw) : raw;
       return this.bindable(value);
     };
-    const head = `INSERT INTO ${escape(metadata.tableName)} (${columns.map((c) => escape(c.databaseName)).join(', ')}) `;
+    const head = `INSERT INTO ${table} (${columns.map((c) => escape(c.databaseName)).join(', ')}) `;
     let affected = 0;
     if (this.isPostgres) {
       // One array per column through unnest: a short statement with as many parameters as there are
@@ -185,37 +191,29 @@ export class SqlDialect {
   }
 
   /**
-   * Adds to counter columns of the row with the given key, creating the row at the first count:
-   * `INSERT … ON CONFLICT (key) DO UPDATE SET n = n + excluded.n`, one atomic statement (never
-   * read-modify-write). `key` names the columns of the conflict target (a primary or unique key).
+   * Adds to counter columns of the rows with the given keys, creating each row at its first count:
+   * `INSERT … ON CONFLICT (key) DO UPDATE SET n = n + excluded.n`, one atomic statement for all of
+   * them (never read-modify-write). Every row names the same key columns (a primary or unique key)
+   * and counters; keys must differ. Rows are written in key order, so two transactions adding to
+   * the same rows lock them in the same order and cannot deadlock.
    */
   async addToCounters<T extends ObjectLiteral>(
     manager: EntityManager,
     target: EntityTarget<T>,
-    key: Partial<T>,
-    add: Partial<Record<keyof T, number>>,
+    rows: Array<{ key: Partial<T>; add: Partial<Record<keyof T & string, number>> }>,
   ): Promise<void> {
-    const metadata = manager.connection.getMetadata(target);
-    const escape = (name: string) => manager.connection.driver.escape(name);
-    const column = (property: string) => {
-      const found = metadata.findColumnWithPropertyName(property);
-      if (!found) throw new Error(`addToCounters: ${metadata.name} has no column ${property}`);
-      return escape(found.databaseName);
-    };
-    const table = escape(metadata.tableName);
-    const conflict = Object.keys(key).map(column).join(', ');
-    const sets = Object.keys(add)
-      .map(column)
-      .map((c) => `${c} = ${table}.${c} + excluded.${c}`)
-      .join(', ');
-    await manager
-      .createQueryBuilder()
-      .insert()
-      .into(target)
-      .values({ ...key, ...add })
-      .onConflict(`(${conflict}) DO UPDATE SET ${sets}`)
-      .updateEntity(false)
-      .execute();
+    if (!rows.length) return;
+    const keyFields = Object.keys(rows[0].key) as Array<keyof T & string>;
+    const sortKey = (row: (typeof rows)[number]) => JSON.stringify(keyFields.map((f) => row.key[f]));
+    const sorted = rows
+      .map((row) => ({ row, order: sortKey(row) }))
+      .sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
+    await this.insertMany(
+      manager,
+      target,
+      sorted.map(({ row }) => ({ ...row.key, ...row.add })),
+      { key: keyFields, add: Object.keys(rows[0].add) },
+    );
   }
 
   /**

@@ -248,12 +248,9 @@ export class CompanyStateService {
       .set({ used: () => 'used + :count' })
       .where('id = :id', { id: companyId, count: Math.floor(count) })
       .execute();
-    await this.dialect.addToCounters(
-      manager,
-      CompanyUsageDay,
-      { companyId, day: at.toISOString().slice(0, 10) },
-      { count: Math.floor(count) },
-    );
+    await this.dialect.addToCounters(manager, CompanyUsageDay, [
+      { key: { companyId, day: at.toISOString().slice(0, 10) }, add: { count: Math.floor(count) } },
+    ]);
     const company = await manager.getRepository(Company).findOne({
       where: { id: companyId },
       select: {

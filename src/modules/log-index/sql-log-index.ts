@@ -100,10 +100,13 @@ export class SqlLogIndex extends LogIndex {
       if (old) move(old, -1);
       move(record, 1);
     }
-    for (const { key, records: n, opened, clicked } of deltas.values()) {
-      if (n === 0 && opened === 0 && clicked === 0) continue;
-      await this.dialect.addToCounters(manager, CleanLogDay, key, { records: n, opened, clicked });
-    }
+    await this.dialect.addToCounters(
+      manager,
+      CleanLogDay,
+      [...deltas.values()]
+        .filter(({ records: n, opened, clicked }) => n !== 0 || opened !== 0 || clicked !== 0)
+        .map(({ key, records: n, opened, clicked }) => ({ key, add: { records: n, opened, clicked } })),
+    );
   }
 
   async getMany(ids: string[], within?: EntityManager): Promise<CleanRecord[]> {
