@@ -103,6 +103,7 @@ export class DeliveryRecordsService {
     await this.countUsage(
       em,
       changed.map((b) => b.record),
+      before,
     );
     await this.suppressHardBounces(
       em,
@@ -121,11 +122,23 @@ export class DeliveryRecordsService {
     return found.flatMap((r) => (r.queueId ? [{ host: r.host, queueId: r.queueId }] : []));
   }
 
-  /** +1 for each record that reached a counted status with a known company, once per record ever. */
-  private async countUsage(em: EntityManager, records: CleanRecord[]): Promise<void> {
+  /**
+   * +1 for each record that reached a counted status with a known company, once per record ever.
+   * The SQL index writes a record in the transaction that counts it, so a record it holds with a
+   * counted status for the same company has been counted, and is not offered to
+   * `quota_counted_records` again. Elasticsearch may hold a record whose transaction then failed:
+   * there every record is offered (the table keeps the count once).
+   */
+  private async countUsage(
+    em: EntityManager,
+    records: CleanRecord[],
+    before: Map<string, CleanRecord>,
+  ): Promise<void> {
     const byCompany = new Map<number, CleanRecord[]>();
     for (const r of records) {
       if (r.companyId === null || !COUNTED_STATUSES.has(r.status)) continue;
+      const stored = this.index.kind === 'sql' ? before.get(r.id) : undefined;
+      if (stored && stored.companyId === r.companyId && COUNTED_STATUSES.has(stored.status)) continue;
       byCompany.set(r.companyId, [...(byCompany.get(r.companyId) ?? []), r]);
     }
     for (const [companyId, list] of byCompany) {
