@@ -220,6 +220,16 @@ describe('SqlDialect', () => {
       ]);
     });
 
+    it('insertNew answers the keys of the rows it inserted, and only those', async () => {
+      const em = t.dataSource.manager;
+      await dialect.insertMany(em, CleanLog, [log(1)], 'ignore');
+      const fresh = await dialect.insertNew(em, CleanLog, [log(1), log(2), log(3)], 'id');
+      expect(fresh.sort()).toEqual(['insert-many-2', 'insert-many-3']);
+      expect(await dialect.insertNew(em, CleanLog, [log(2), log(3)], 'id')).toEqual([]);
+      expect(await dialect.insertNew(em, CleanLog, [], 'id')).toEqual([]);
+      expect((await stored()).map((r) => r.id)).toEqual(['insert-many-1', 'insert-many-2', 'insert-many-3']);
+    });
+
     it('writes batches larger than one statement takes', async () => {
       const rows = Array.from({ length: 6_000 }, (_, n) => log(n));
       expect(await dialect.insertMany(t.dataSource.manager, CleanLog, rows, 'ignore')).toBe(6_000);

@@ -35,6 +35,11 @@ interface ReleasableWithError {
 
 type LockRow = { locked: boolean };
 
+/** What insertMany does with a row whose unique key is taken: skip it, or overwrite and add to fields. */
+export type InsertConflict<T> =
+  | 'ignore'
+  | { key: Array<keyof T & string>; update?: Array<keyof T & string>; add?: Array<keyof T & string> };
+
 /** Rows per INSERT … SELECT FROM unnest(…) on PostgreSQL: bounds one statement's size, not its parameters. */
 const PG_ROWS_PER_STATEMENT = 5_000;
 
@@ -106,11 +111,33 @@ export class SqlDialect {
     manager: EntityManager,
     target: EntityTarget<T>,
     rows: Array<Partial<T>>,
-    conflict:
-      | 'ignore'
-      | { key: Array<keyof T & string>; update?: Array<keyof T & string>; add?: Array<keyof T & string> },
+    conflict: InsertConflict<T>,
   ): Promise<number> {
-    if (!rows.length) return 0;
+    return (await this.insertRows(manager, target, rows, conflict)).affected;
+  }
+
+  /**
+   * insertMany with `ignore`, answering the values of `key` (a unique column) of the rows it
+   * really inserted, through `RETURNING`: which of a batch were new, without reading first.
+   */
+  async insertNew<T extends ObjectLiteral, K extends keyof T & string>(
+    manager: EntityManager,
+    target: EntityTarget<T>,
+    rows: Array<Partial<T>>,
+    key: K,
+  ): Promise<Array<T[K]>> {
+    return (await this.insertRows(manager, target, rows, 'ignore', key)).returned as Array<T[K]>;
+  }
+
+  private async insertRows<T extends ObjectLiteral>(
+    manager: EntityManager,
+    target: EntityTarget<T>,
+    rows: Array<Partial<T>>,
+    conflict: InsertConflict<T>,
+    returning?: keyof T & string,
+  ): Promise<{ affected: number; returned: unknown[] }> {
+    const returned: unknown[] = [];
+    if (!rows.length) return { affected: 0, returned };
     const metadata = manager.connection.getMetadata(target);
     const escape = (name: string) => manager.connection.driver.escape(name);
     const columnOf = (property: string) => {
@@ -134,6 +161,17 @@ export class SqlDialect {
             ...sets(conflict.update, (c) => `${c} = excluded.${c}`),
             ...sets(conflict.add, (c) => `${c} = ${table}.${c} + excluded.${c}`),
           ].join(', ');
+    const returningColumn = returning === undefined ? undefined : columnOf(returning);
+    const tail = returningColumn ? ` RETURNING ${escape(returningColumn.databaseName)}` : '';
+    const run = async (sql: string, params: unknown[]) => {
+      const result = await this.structuredQuery(manager, sql + tail, params);
+      if (returningColumn) {
+        const records = (result.records ?? []) as Array<Record<string, unknown>>;
+        for (const record of records) returned.push(record[returningColumn.databaseName]);
+        return records.length;
+      }
+      return result.affected ?? 0;
+    };
     const valueOf = (row: Partial<T>, column: (typeof columns)[number]): unknown => {
       const raw: unknown = row[column.propertyName as keyof T];
       const value: unknown =
@@ -151,14 +189,9 @@ export class SqlDialect {
       for (let i = 0; i < rows.length; i += PG_ROWS_PER_STATEMENT) {
         const chunk = rows.slice(i, i + PG_ROWS_PER_STATEMENT);
         const params = columns.map((column) => chunk.map((row) => valueOf(row, column)));
-        const result = await this.structuredQuery(
-          manager,
-          `${head}SELECT * FROM unnest(${unnest}) ${onConflict}`,
-          params,
-        );
-        affected += result.affected ?? 0;
+        affected += await run(`${head}SELECT * FROM unnest(${unnest}) ${onConflict}`, params);
       }
-      return affected;
+      return { affected, returned };
     }
     // Bound parameters per statement: SQLite allows 32,766.
     const perStatement = Math.max(1, Math.floor(30_000 / columns.length));
@@ -171,14 +204,9 @@ export class SqlDialect {
         });
         return `(${marks.join(', ')})`;
       });
-      const result = await this.structuredQuery(
-        manager,
-        `${head}VALUES ${values.join(', ')} ${onConflict}`,
-        params,
-      );
-      affected += result.affected ?? 0;
+      affected += await run(`${head}VALUES ${values.join(', ')} ${onConflict}`, params);
     }
-    return affected;
+    return { affected, returned };
   }
 
   /** A value as the driver binds it: SQLite takes neither Date nor boolean (TypeORM's forms: UTC text, 0/1). */

@@ -8,7 +8,6 @@ import { ProviderEventsResultDto } from './dto/provider-events.dto';
 import { ProviderEvent } from './entities/provider-event.entity';
 import { detectProvider, NormalisedEvent, normaliseEvents } from './normalise';
 
-const CHUNK = 500;
 const RETRY_BATCH = 500;
 
 /**
@@ -76,26 +75,15 @@ export class ProviderEventsService {
     return due.length;
   }
 
-  /** Inserts the events not stored yet (deduped on their key); answers them. */
+  /** Inserts the events not stored yet (deduped on their key); answers those it inserted. */
   private async store(
     em: EntityManager,
     events: Map<string, NormalisedEvent>,
     applyError: string | null = null,
   ): Promise<Array<Omit<ProviderEvent, 'id'>>> {
-    const keys = [...events.keys()];
-    const seen = new Set<string>();
-    for (let i = 0; i < keys.length; i += CHUNK) {
-      const rows = await em.getRepository(ProviderEvent).find({
-        where: { eventKey: In(keys.slice(i, i + CHUNK)) },
-        select: { eventKey: true },
-      });
-      for (const row of rows) seen.add(row.eventKey);
-    }
-    const rows = [...events]
-      .filter(([key]) => !seen.has(key))
-      .map(([key, e]) => ({ ...toRow(key, e), applyError }));
-    await this.dialect.insertMany(em, ProviderEvent, rows, 'ignore');
-    return rows;
+    const rows = [...events].map(([key, e]) => ({ ...toRow(key, e), applyError }));
+    const inserted = new Set(await this.dialect.insertNew(em, ProviderEvent, rows, 'eventKey'));
+    return rows.filter((row) => inserted.has(row.eventKey));
   }
 
   /** Rebuilds the records these events belong to, which matches and applies them (see DeliveryRecordsService). */
