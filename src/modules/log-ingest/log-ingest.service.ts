@@ -310,19 +310,9 @@ export class LogIngestService {
     em: EntityManager,
     deliveries: PostfixDelivery[],
   ): Promise<PostfixDelivery[]> {
-    const unique = new Map(deliveries.map((d) => [d.lineKey, d]));
-    const keys = [...unique.keys()];
-    const seen = new Set<string>();
-    for (let i = 0; i < keys.length; i += CHUNK) {
-      const rows = await em.getRepository(PostfixDelivery).find({
-        where: { lineKey: In(keys.slice(i, i + CHUNK)) },
-        select: { lineKey: true },
-      });
-      for (const row of rows) seen.add(row.lineKey);
-    }
-    const fresh = [...unique.values()].filter((d) => !seen.has(d.lineKey));
-    await this.dialect.insertMany(em, PostfixDelivery, fresh, 'ignore');
-    return fresh;
+    const unique = [...new Map(deliveries.map((d) => [d.lineKey, d])).values()];
+    const inserted = new Set(await this.dialect.insertNew(em, PostfixDelivery, unique, 'lineKey'));
+    return unique.filter((d) => inserted.has(d.lineKey));
   }
 }
 
