@@ -312,6 +312,40 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
         { email: 'expiring@example.net', reason: 'manual' },
       ]);
     });
+
+    it('answers concurrent decisions of different companies each from its own list', async () => {
+      const companies = await Promise.all(Array.from({ length: 4 }, () => company()));
+      await suppression.save(
+        companies.flatMap((c, i) =>
+          i % 2
+            ? []
+            : [
+                suppression.create({
+                  companyId: c.id,
+                  email: 'shared@example.net',
+                  reason: 'manual',
+                  source: 'user',
+                }),
+              ],
+        ),
+      );
+      const answers = await Promise.all(
+        companies.flatMap((c) =>
+          Array.from({ length: 5 }, () =>
+            decide({
+              relayUsername: c.relayUsername,
+              recipients: ['shared@example.net', 'clean@example.org'],
+            }).expect(200),
+          ),
+        ),
+      );
+      answers.forEach((res, n) => {
+        const suppressed = Math.floor(n / 5) % 2 === 0;
+        expect(res.body.data.rejectedRecipients).toEqual(
+          suppressed ? [{ email: 'shared@example.net', reason: 'manual' }] : [],
+        );
+      });
+    });
   });
 });
 

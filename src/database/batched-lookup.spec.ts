@@ -1,4 +1,4 @@
-import { BatchedLookup } from './batched-lookup';
+import { BatchedLookup, BatchedRead } from './batched-lookup';
 
 type Row = readonly [string, number];
 
@@ -52,5 +52,47 @@ describe('BatchedLookup', () => {
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
     fail = false;
     expect(await lookup.load('a')).toEqual(['a', 0]);
+  });
+});
+
+describe('BatchedRead', () => {
+  const forms = () => {
+    const calls: Array<{ form: 'many' | 'each'; keys: string[] }> = [];
+    const rows = (keys: string[]) => keys.filter((k) => k !== 'missing').map((k): Row => [k, k.length]);
+    return {
+      calls,
+      many: (keys: string[]) => {
+        calls.push({ form: 'many', keys });
+        return Promise.resolve(rows(keys));
+      },
+      each: (keys: string[]) => {
+        calls.push({ form: 'each', keys });
+        return rows(keys);
+      },
+    };
+  };
+
+  it('where statements are round trips, answers concurrent calls from one read of all their keys', async () => {
+    const f = forms();
+    const read = new BatchedRead<Row>({ isPostgres: true }, f);
+    const [first, second] = await Promise.all([read.load(['a', 'bb']), read.load(['bb', 'missing', 'ccc'])]);
+    expect([...first]).toEqual([
+      ['a', ['a', 1]],
+      ['bb', ['bb', 2]],
+    ]);
+    expect([...second]).toEqual([
+      ['bb', ['bb', 2]],
+      ['ccc', ['ccc', 3]],
+    ]);
+    expect(f.calls).toEqual([{ form: 'many', keys: ['a', 'bb', 'missing', 'ccc'] }]);
+  });
+
+  it('in-process, answers each call at once from its own keys, without a promise', () => {
+    const f = forms();
+    const read = new BatchedRead<Row>({ isPostgres: false }, f);
+    const answer = read.load(['a', 'missing']);
+    expect(answer).toBeInstanceOf(Map);
+    expect([...(answer as Map<string, Row>)]).toEqual([['a', ['a', 1]]]);
+    expect(f.calls).toEqual([{ form: 'each', keys: ['a', 'missing'] }]);
   });
 });

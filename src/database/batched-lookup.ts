@@ -1,3 +1,5 @@
+import { MaybePromise, then } from '../common/maybe-promise';
+
 /**
  * Coalesces lookups by key that arrive in the same turn of the event loop into one query, as
  * DataLoader does, without keeping anything afterwards: every caller gets a row read after its
@@ -54,4 +56,37 @@ export class BatchedLookup<Row extends readonly unknown[]> {
 interface Waiter<Row> {
   resolve(row: Row | undefined): void;
   reject(error: unknown): void;
+}
+
+/**
+ * A lookup of keys that runs the way each database is fastest: on PostgreSQL, where every
+ * statement is a round trip, the keys of concurrent callers share one statement (`many`, through
+ * BatchedLookup); on SQLite, which answers in-process, each call reads its own keys at once
+ * (`each`, synchronous unless an open transaction holds the connection). Both forms answer
+ * rows with their key at index 0, at most one per key.
+ */
+export class BatchedRead<Row extends readonly unknown[]> {
+  private readonly batch?: BatchedLookup<Row>;
+
+  constructor(
+    transactions: { readonly isPostgres: boolean },
+    private readonly forms: {
+      many: (keys: string[]) => Promise<Row[]>;
+      each: (keys: string[]) => MaybePromise<Row[]>;
+    },
+  ) {
+    if (transactions.isPostgres) this.batch = new BatchedLookup(forms.many);
+  }
+
+  /** The row of each key found. */
+  load(keys: readonly string[]): MaybePromise<Map<string, Row>> {
+    const byKey = (rows: ReadonlyArray<Row | undefined>) => {
+      const found = new Map<string, Row>();
+      for (const row of rows) if (row) found.set(row[0] as string, row);
+      return found;
+    };
+    const batch = this.batch;
+    if (!batch) return then(this.forms.each([...keys]), byKey);
+    return Promise.all(keys.map((key) => batch.load(key))).then(byKey);
+  }
 }

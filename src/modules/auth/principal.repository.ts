@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { BatchedLookup } from '../../database/batched-lookup';
+import { BatchedRead } from '../../database/batched-lookup';
+import { PreparedRead } from '../../database/prepared-read';
 import { MaybePromise, then } from '../../common/maybe-promise';
 import { EntityRowReader } from '../../database/entity-row-reader';
 import { TransactionService } from '../../database/transaction.service';
@@ -75,41 +76,18 @@ export class PrincipalRepository {
   }
 
   /**
-   * Straight to the driver with a statement prepared once (better-sqlite3's prepare, pg's
-   * named statements): TypeORM's query runner adds ~50 µs a call on this path. On PostgreSQL
-   * concurrent lookups share one round trip (BatchedLookup); SQLite answers in-process, one
-   * key at a time.
+   * Straight to the driver with a statement prepared once (PreparedRead): TypeORM's query runner
+   * adds ~50 µs a call on this path. On PostgreSQL concurrent lookups share one statement
+   * (BatchedRead); SQLite answers in-process, one key at a time.
    */
   private source(name: string, sqlUpToKey: string): PrincipalSource {
-    const throughTypeOrm = async (sql: string, params: unknown[]): Promise<undefined> => {
-      // A closed data source answers through TypeORM, whose errors the filter knows as "database unavailable".
-      await this.dataSource.query(sql, params);
-      return undefined;
-    };
-    const driver = this.dataSource.driver as unknown as DriverHandles;
-
-    if (this.dataSource.options.type === 'postgres') {
-      const sql = `${sqlUpToKey} = ANY($1)`;
-      const batch = new BatchedLookup<Row>(async (keys) => {
-        if (!this.dataSource.isInitialized) return (await throughTypeOrm(sql, [keys])) ?? [];
-        const result = await driver.master!.query({ name, text: sql, values: [keys], rowMode: 'array' });
-        return result.rows;
-      });
-      return { load: (uuid) => batch.load(uuid) };
-    }
-
-    const sql = `${sqlUpToKey} = ?`;
-    let statement: SqliteStatement | undefined;
-    const gate = this.transactions.sqliteGate;
-    return {
-      load: (uuid) => {
-        if (!this.dataSource.isInitialized) return throughTypeOrm(sql, [uuid]);
-        const prepared = (statement ??= driver.databaseConnection.prepare(sql).raw(true));
-        // Never read what another request's open transaction has not committed yet.
-        if (gate?.mustWait()) return gate.admit().then(() => prepared.get(uuid));
-        return prepared.get(uuid);
-      },
-    };
+    const many = new PreparedRead(this.dataSource, this.transactions, name, `${sqlUpToKey} = ANY(?)`);
+    const one = new PreparedRead(this.dataSource, this.transactions, `${name}_one`, `${sqlUpToKey} = ?`);
+    const read = new BatchedRead<Row>(this.transactions, {
+      many: async (keys) => many.all([keys]),
+      each: (keys) => one.all(keys),
+    });
+    return { load: (uuid) => then(read.load([uuid]), (rows) => rows.get(uuid)) };
   }
 }
 
@@ -117,17 +95,4 @@ type Row = readonly unknown[];
 
 interface PrincipalSource {
   load(uuid: string): MaybePromise<Row | undefined>;
-}
-
-/** The two drivers' native handles: pg's pool (`master`) or better-sqlite3's database. */
-interface DriverHandles {
-  master?: {
-    query(q: { name: string; text: string; values: unknown[]; rowMode: 'array' }): Promise<{ rows: Row[] }>;
-  };
-  databaseConnection: { prepare(sql: string): SqliteStatement };
-}
-
-interface SqliteStatement {
-  raw(toggle: boolean): SqliteStatement;
-  get(...params: unknown[]): Row | undefined;
 }

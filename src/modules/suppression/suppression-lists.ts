@@ -1,35 +1,64 @@
 import { Injectable, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { PreparedReads, sqlDate } from '../../database/prepared-read';
+import { MaybePromise, then } from '../../common/maybe-promise';
+import { BatchedRead } from '../../database/batched-lookup';
+import { PreparedRead, PreparedReads, sqlDate } from '../../database/prepared-read';
 import { TransactionService } from '../../database/transaction.service';
 import type { SuppressionReason } from './entities/suppression-entry.entity';
 
 /** At most this many addresses are looked up in one statement (well under SQLite's bound parameters). */
 const LOOKUP_CHUNK = 512;
 
-const UNEXPIRED = ' AND (expires_at IS NULL OR expires_at > ?)';
+const UNEXPIRED = '(expires_at IS NULL OR expires_at > ?)';
+
+/** A recipient of a company as a lookup key: the company id, a line break, the address. */
+const keyOf = (companyId: number, email: string) => `${companyId}\n${email}`;
+
+/** A suppressed key and the reason of the entry that suppresses it. */
+type Hit = readonly [key: string, reason: SuppressionReason];
 
 /**
  * The suppression lists as the relay decision reads them: which of a message's recipients are
  * on the company's list or the global one. Kept apart from SuppressionService so the Postfix
  * policy server can load it without the HTTP side of the area.
+ *
+ * Each list is read through its partial unique index. On PostgreSQL the recipients of
+ * concurrent decisions, of any companies, share one statement (one index probe a key); on SQLite a decision reads its own recipients as two statements, one per list
+ * (`company_id = ? OR company_id IS NULL` makes SQLite merge two index searches, ~4× slower).
  */
 @Injectable()
 export class SuppressionLists {
-  /**
-   * The company's list and the global one, each through its partial unique index; `company_id =
-   * ? OR company_id IS NULL` in one statement makes SQLite merge two index searches, ~4× slower.
-   */
-  private readonly lists: PreparedReads;
+  private readonly lookup: BatchedRead<Hit>;
+  private readonly listsOfOneCompany: PreparedReads;
+  private readonly listsOfManyCompanies: PreparedRead;
 
   constructor(
     dataSource: DataSource,
     private readonly transactions: TransactionService,
   ) {
-    this.lists = new PreparedReads(dataSource, transactions, 'suppressed_among', [
-      `SELECT email, reason FROM suppression_entries WHERE company_id = ? AND email {list}${UNEXPIRED}`,
-      `SELECT email, reason FROM suppression_entries WHERE company_id IS NULL AND email {list}${UNEXPIRED}`,
+    this.listsOfOneCompany = new PreparedReads(dataSource, transactions, 'suppressed_among', [
+      `SELECT email, reason FROM suppression_entries WHERE company_id = ? AND email {list} AND ${UNEXPIRED}`,
+      `SELECT email, reason FROM suppression_entries WHERE company_id IS NULL AND email {list} AND ${UNEXPIRED}`,
     ]);
+    // PostgreSQL only, so numbered: $1 keys, $2 company ids, $3 addresses, $4 now. LATERAL … LIMIT 1
+    // makes one index probe a key, where a join of the unnested keys to the table may be planned
+    // as a scan of the whole list.
+    const probe = (where: string) =>
+      `CROSS JOIN LATERAL (SELECT reason FROM suppression_entries WHERE ${where} ` +
+      'AND (expires_at IS NULL OR expires_at > $4) LIMIT 1) s';
+    this.listsOfManyCompanies = new PreparedRead(
+      dataSource,
+      transactions,
+      'suppressed_among_many',
+      `SELECT k.key, s.reason, 0 FROM unnest($1::text[], $2::int[], $3::text[]) AS k(key, company_id, email) ` +
+        `${probe('company_id = k.company_id AND email = k.email')} UNION ALL ` +
+        `SELECT k.key, s.reason, 1 FROM unnest($1::text[], $3::text[]) AS k(key, email) ` +
+        `${probe('company_id IS NULL AND email = k.email')} ORDER BY 3`,
+    );
+    this.lookup = new BatchedRead<Hit>(transactions, {
+      many: (keys) => this.readMany(keys),
+      each: (keys) => this.readOneCompany(keys),
+    });
   }
 
   /**
@@ -41,27 +70,51 @@ export class SuppressionLists {
   async suppressedAmong(
     companyId: number,
     recipients: readonly string[],
-    now: Date = new Date(),
   ): Promise<Array<{ email: string; reason: SuppressionReason }>> {
     const emails = [...new Set(recipients.map((r) => r.trim().toLowerCase()).filter(Boolean))];
-    if (!emails.length) return [];
-    const own = new Map<string, SuppressionReason>();
-    const global = new Map<string, SuppressionReason>();
-    const at = sqlDate(now, this.transactions);
+    const found: Array<{ email: string; reason: SuppressionReason }> = [];
     for (let i = 0; i < emails.length; i += LOOKUP_CHUNK) {
       const chunk = emails.slice(i, i + LOOKUP_CHUNK);
-      const [ownRows, globalRows] = await this.lists.all([
-        [companyId, chunk, at],
-        [chunk, at],
-      ]);
-      for (const [email, reason] of ownRows) own.set(email as string, reason as SuppressionReason);
-      for (const [email, reason] of globalRows) global.set(email as string, reason as SuppressionReason);
+      const hits = await this.lookup.load(chunk.map((email) => keyOf(companyId, email)));
+      for (const email of chunk) {
+        const hit = hits.get(keyOf(companyId, email));
+        if (hit) found.push({ email, reason: hit[1] });
+      }
     }
-    return emails.flatMap((email) => {
-      const reason = own.get(email) ?? global.get(email);
-      return reason ? [{ email, reason }] : [];
-    });
+    return found;
   }
+
+  /** The keys of one call (one company): each list through its own statement. */
+  private readOneCompany(keys: string[]): MaybePromise<Hit[]> {
+    const companyId = Number(keys[0].slice(0, keys[0].indexOf('\n')));
+    const emails = keys.map((key) => key.slice(key.indexOf('\n') + 1));
+    const at = sqlDate(new Date(), this.transactions);
+    return then(
+      this.listsOfOneCompany.all([
+        [companyId, emails, at],
+        [emails, at],
+      ]),
+      ([own, global]) =>
+        hitsOf([...own, ...global].map(([email, reason]) => [keyOf(companyId, email as string), reason])),
+    );
+  }
+
+  /** The keys of concurrent calls (any companies) in one statement. */
+  private async readMany(keys: string[]): Promise<Hit[]> {
+    const companyIds = keys.map((key) => Number(key.slice(0, key.indexOf('\n'))));
+    const emails = keys.map((key) => key.slice(key.indexOf('\n') + 1));
+    const at = sqlDate(new Date(), this.transactions);
+    return hitsOf(await this.listsOfManyCompanies.all([keys, companyIds, emails, at]));
+  }
+}
+
+/** One hit per key, the first row's: the company's own entry comes before the global one. */
+function hitsOf(rows: ReadonlyArray<readonly unknown[]>): Hit[] {
+  const hits = new Map<string, Hit>();
+  for (const [key, reason] of rows) {
+    if (!hits.has(key as string)) hits.set(key as string, [key as string, reason as SuppressionReason]);
+  }
+  return [...hits.values()];
 }
 
 /** SuppressionLists alone; SuppressionModule imports and re-exports it. */
