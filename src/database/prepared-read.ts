@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { MaybePromise, then } from '../common/maybe-promise';
+import type { MaybePromise } from '../common/maybe-promise';
 import type { TransactionService } from './transaction.service';
 
 /** One result row, its columns in the order the SELECT lists them. */
@@ -72,85 +72,58 @@ interface SqliteStatement {
 }
 
 /**
- * Several reads answered together, each a SELECT of the same columns with its own parameters.
- * On PostgreSQL they run as one `UNION ALL` statement: one round trip, each part still planned
- * on its own index. On SQLite each runs as its own statement: there is no round trip to save,
- * and SQLite plans a UNION of index searches worse than the searches apart (measured ~4× slower).
- *
- * `{list}` in a part's SQL is a list parameter, given as an array in that place of the part's
- * parameters: `= ANY(?)` with the array on PostgreSQL; on SQLite `IN (?, …)`, the list padded to
- * a power of two with its last value (a repeated value changes nothing in an IN list), so a
- * handful of prepared statements serve every length. A list must not be empty.
+ * A PreparedRead with list parameters: `{list}` in the SQL stands for a list, given as an array in
+ * that place of the parameters. On PostgreSQL it is `= ANY(?)` with the array; on SQLite `IN (?,
+ * …)`, the list padded to a power of two with its last value (a repeated value changes nothing in
+ * an IN list), so a handful of prepared statements serve every length. A list must not be empty.
  */
-export class PreparedReads {
-  private union?: PreparedRead;
-  /** SQLite: by part and padded list sizes. */
-  private readonly separate = new Map<string, PreparedRead>();
+export class PreparedListRead {
+  /** By padded list sizes (PostgreSQL: one, under ''). */
+  private readonly reads = new Map<string, PreparedRead>();
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly transactions: TransactionService,
     /** The pg statement name, and the prefix of the SQLite statements'. */
     private readonly name: string,
-    private readonly parts: readonly string[],
+    private readonly sql: string,
   ) {}
 
-  /** The rows of each part, in the order of the parts; `params[i]` are part i's. */
-  all(params: ReadonlyArray<readonly unknown[]>): MaybePromise<ReadRow[][]> {
-    if (params.length !== this.parts.length) {
-      throw new Error(`${this.name}: ${this.parts.length} parts, ${params.length} parameter lists`);
-    }
-    for (const partParams of params) {
-      for (const value of partParams) {
-        if (Array.isArray(value) && !value.length) throw new Error(`${this.name}: an empty list`);
+  all(params: readonly unknown[]): MaybePromise<ReadRow[]> {
+    const sizes: number[] = [];
+    const flat: unknown[] = [];
+    for (const value of params) {
+      if (!Array.isArray(value)) {
+        flat.push(value);
+        continue;
       }
+      const list = value as readonly unknown[];
+      if (!list.length) throw new Error(`${this.name}: an empty list`);
+      if (this.transactions.isPostgres) {
+        flat.push(list);
+        continue;
+      }
+      const size = paddedSize(list.length);
+      sizes.push(size);
+      flat.push(...list);
+      for (let n = list.length; n < size; n++) flat.push(list[list.length - 1]);
     }
-    if (this.transactions.isPostgres) {
-      this.union ??= new PreparedRead(
+    const key = sizes.join('_');
+    let read = this.reads.get(key);
+    if (!read) {
+      let list = 0;
+      const sql = this.sql.replace(/\{list\}/g, () =>
+        this.transactions.isPostgres ? '= ANY(?)' : `IN (${Array(sizes[list++]).fill('?').join(', ')})`,
+      );
+      read = new PreparedRead(
         this.dataSource,
         this.transactions,
-        this.name,
-        this.parts
-          .map((part, i) => `SELECT ${i} AS part, q.* FROM (${part.replace(/\{list\}/g, '= ANY(?)')}) q`)
-          .join(' UNION ALL '),
+        key ? `${this.name}_${key}` : this.name,
+        sql,
       );
-      return then(this.union.all(params.flat()), (rows) => {
-        const byPart: ReadRow[][] = this.parts.map(() => []);
-        for (const [part, ...columns] of rows) byPart[part as number].push(columns);
-        return byPart;
-      });
+      this.reads.set(key, read);
     }
-    const results: Array<MaybePromise<ReadRow[]>> = params.map((partParams, i) => {
-      const sizes: number[] = [];
-      const flat: unknown[] = [];
-      for (const value of partParams) {
-        if (!Array.isArray(value)) {
-          flat.push(value);
-          continue;
-        }
-        const list = value as readonly unknown[];
-        const size = paddedSize(list.length);
-        sizes.push(size);
-        flat.push(...list);
-        for (let n = list.length; n < size; n++) flat.push(list[list.length - 1]);
-      }
-      const key = `${i}_${sizes.join('_')}`;
-      let read = this.separate.get(key);
-      if (!read) {
-        let list = 0;
-        const sql = this.parts[i].replace(
-          /\{list\}/g,
-          () => `IN (${Array(sizes[list++]).fill('?').join(', ')})`,
-        );
-        read = new PreparedRead(this.dataSource, this.transactions, `${this.name}_${key}`, sql);
-        this.separate.set(key, read);
-      }
-      return read.all(flat);
-    });
-    // Synchronous on SQLite unless a transaction holds the connection (then each read waits for it).
-    return results.some((r) => r instanceof Promise)
-      ? Promise.all(results.map((r) => Promise.resolve(r)))
-      : (results as ReadRow[][]);
+    return read.all(flat);
   }
 }
 

@@ -1,8 +1,8 @@
 import { Injectable, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { MaybePromise, then } from '../../common/maybe-promise';
+import type { MaybePromise } from '../../common/maybe-promise';
 import { BatchedRead } from '../../database/batched-lookup';
-import { PreparedRead, PreparedReads, sqlDate } from '../../database/prepared-read';
+import { PreparedListRead, PreparedRead, ReadRow, sqlDate } from '../../database/prepared-read';
 import { TransactionService } from '../../database/transaction.service';
 import type { SuppressionReason } from './entities/suppression-entry.entity';
 
@@ -23,23 +23,30 @@ type Hit = readonly [key: string, reason: SuppressionReason];
  * policy server can load it without the HTTP side of the area.
  *
  * Each list is read through its partial unique index. On PostgreSQL the recipients of
- * concurrent decisions, of any companies, share one statement (one index probe a key); on SQLite a decision reads its own recipients as two statements, one per list
- * (`company_id = ? OR company_id IS NULL` makes SQLite merge two index searches, ~4× slower).
+ * concurrent decisions, of any companies, share one statement (one index probe a key); on
+ * SQLite a decision reads its own recipients as two statements, one per list (`company_id = ?
+ * OR company_id IS NULL` makes SQLite merge two index searches, ~4× slower).
  */
 @Injectable()
 export class SuppressionLists {
   private readonly lookup: BatchedRead<Hit>;
-  private readonly listsOfOneCompany: PreparedReads;
+  private readonly ownList: PreparedListRead;
+  private readonly globalList: PreparedListRead;
   private readonly listsOfManyCompanies: PreparedRead;
 
   constructor(
     dataSource: DataSource,
     private readonly transactions: TransactionService,
   ) {
-    this.listsOfOneCompany = new PreparedReads(dataSource, transactions, 'suppressed_among', [
-      `SELECT email, reason FROM suppression_entries WHERE company_id = ? AND email {list} AND ${UNEXPIRED}`,
-      `SELECT email, reason FROM suppression_entries WHERE company_id IS NULL AND email {list} AND ${UNEXPIRED}`,
-    ]);
+    const list = (name: string, where: string) =>
+      new PreparedListRead(
+        dataSource,
+        transactions,
+        name,
+        `SELECT email, reason FROM suppression_entries WHERE ${where} AND email {list} AND ${UNEXPIRED}`,
+      );
+    this.ownList = list('suppressed_own', 'company_id = ?');
+    this.globalList = list('suppressed_global', 'company_id IS NULL');
     // PostgreSQL only, so numbered: $1 keys, $2 company ids, $3 addresses, $4 now. LATERAL … LIMIT 1
     // makes one index probe a key, where a join of the unnested keys to the table may be planned
     // as a scan of the whole list.
@@ -89,14 +96,15 @@ export class SuppressionLists {
     const companyId = Number(keys[0].slice(0, keys[0].indexOf('\n')));
     const emails = keys.map((key) => key.slice(key.indexOf('\n') + 1));
     const at = sqlDate(new Date(), this.transactions);
-    return then(
-      this.listsOfOneCompany.all([
-        [companyId, emails, at],
-        [emails, at],
-      ]),
-      ([own, global]) =>
-        hitsOf([...own, ...global].map(([email, reason]) => [keyOf(companyId, email as string), reason])),
-    );
+    const own = this.ownList.all([companyId, emails, at]);
+    const global = this.globalList.all([emails, at]);
+    const hits = (rows: ReadRow[]) =>
+      hitsOf(rows.map(([email, reason]) => [keyOf(companyId, email as string), reason]));
+    // Synchronous unless an open transaction holds the connection.
+    if (own instanceof Promise || global instanceof Promise) {
+      return Promise.all([own, global]).then(([o, g]) => hits([...o, ...g]));
+    }
+    return hits([...own, ...global]);
   }
 
   /** The keys of concurrent calls (any companies) in one statement. */

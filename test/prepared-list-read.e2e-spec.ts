@@ -1,0 +1,63 @@
+import { DataSource } from 'typeorm';
+import { PreparedListRead } from '../src/database/prepared-read';
+import { TransactionService } from '../src/database/transaction.service';
+import { Company } from '../src/modules/companies/entities/company.entity';
+import { createActiveUser } from './support/factories';
+import { createTestApp, TestApp } from './support/test-app';
+
+/** PreparedListRead on the database of the run: `= ANY` on PostgreSQL, a padded IN on SQLite, the same answers. */
+describe('PreparedListRead', () => {
+  let t: TestApp;
+  let read: PreparedListRead;
+  let transactions: TransactionService;
+  let companies: Company[];
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    transactions = t.app.get(TransactionService);
+    const users = await Promise.all(Array.from({ length: 6 }, () => createActiveUser(t)));
+    companies = (
+      await Promise.all(
+        users.map((u) => t.dataSource.getRepository(Company).findOneByOrFail({ uuid: u.companyUuid })),
+      )
+    ).sort((a, b) => a.id - b.id);
+    read = new PreparedListRead(
+      t.app.get(DataSource),
+      transactions,
+      'prepared_list_read_spec',
+      'SELECT uuid FROM companies WHERE id {list} AND id > ? AND uuid {list}',
+    );
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const uuids = (rows: ReadonlyArray<readonly unknown[]>) => rows.map((r) => r[0]).sort();
+
+  it('binds lists of any length, padded or not, and the scalars between them in their place', async () => {
+    const ids = companies.map((c) => c.id);
+    const all = companies.map((c) => c.uuid);
+    for (const length of [1, 2, 3, 5, 6]) {
+      expect(uuids(await read.all([ids.slice(0, length), 0, all]))).toEqual(all.slice(0, length).sort());
+      expect(uuids(await read.all([ids, ids[length - 1], all.slice(0, 4)]))).toEqual(
+        all.slice(length, 4).sort(),
+      );
+    }
+  });
+
+  it('waits for a transaction that holds the connection, and then answers', async () => {
+    let answered: ReadonlyArray<readonly unknown[]> | undefined;
+    await transactions.run(async () => {
+      void Promise.resolve(read.all([[companies[2].id], 0, [companies[2].uuid]])).then(
+        (rows) => (answered = rows),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(answered).toEqual([[companies[2].uuid]]);
+  });
+
+  it('refuses an empty list', () => {
+    expect(() => read.all([[], 0, ['x']])).toThrow('an empty list');
+  });
+});
