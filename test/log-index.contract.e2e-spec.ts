@@ -76,11 +76,13 @@ function contract(
 ) {
   describe(`LogIndex contract: ${name}`, () => {
     let index: LogIndex;
+    let write: (r: CleanRecord[]) => Promise<void>;
     let close: () => Promise<void>;
 
     beforeAll(async () => {
       const made = await setup();
       index = made.index;
+      write = made.write;
       close = made.close;
       await made.write(RECORDS);
       // Writing the same records again is an idempotent upsert.
@@ -165,6 +167,29 @@ function contract(
       );
       expect(seen[0]).toEqual({ ...RECORDS[0], events: [] });
     });
+
+    it('streams across pages: every record once, newest first, also among records of one time', async () => {
+      // October, outside the window of the other tests; runs of ten records share a time.
+      const october = Date.UTC(2026, 9, 15);
+      const many = Array.from({ length: 1_203 }, (_, i) =>
+        record(100_000 + i, { lastEventAt: new Date(october - Math.floor(i / 10) * 1000) }),
+      );
+      await write(many);
+      const seen: string[] = [];
+      const filter = {
+        from: new Date(Date.UTC(2026, 9, 1)),
+        toExclusive: new Date(Date.UTC(2026, 9, 31)),
+        companyId: COMPANY,
+      };
+      for await (const batch of index.stream(filter, 1_000_000)) seen.push(...batch.map((r) => r.id));
+      const expected = [...many]
+        .sort((a, b) => b.lastEventAt.getTime() - a.lastEventAt.getTime() || (a.id < b.id ? 1 : -1))
+        .map((r) => r.id);
+      expect(seen).toEqual(expected);
+      const capped: string[] = [];
+      for await (const batch of index.stream(filter, 777)) capped.push(...batch.map((r) => r.id));
+      expect(capped).toEqual(expected.slice(0, 777));
+    }, 60_000);
 
     it('says it is up', async () => {
       await expect(index.isUp()).resolves.toBe(true);

@@ -18,7 +18,12 @@ import { BounceBreakdown, GroupedCounts, LogIndex, RecordLocation } from './log-
 
 /** Rows per upsert statement: 28 columns each, well under SQLite's bound-parameter limit. */
 const WRITE_CHUNK = 500;
-const STREAM_BATCH = 1000;
+/**
+ * Rows per page of an export. Measured with 1,000,000 rows: 1,000 a page grew the service's memory
+ * by 112 MB (SQLite) and 97 MB (PostgreSQL) while streaming, 500 by 51 MB and 84 MB, in the same
+ * time or less; 250 saved nothing more and was slower.
+ */
+const STREAM_BATCH = 500;
 /** The entity fields the export reads (all but `events`); raw rows name them `log_<column>`. */
 const STREAM_FIELDS: ReadonlyArray<keyof CleanLog> = [
   'id',
