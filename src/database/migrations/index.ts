@@ -6,6 +6,7 @@ import { PasswordChangedAt1764115200000 } from './1764115200000-password-changed
 import { Domains1764201600000 } from './1764201600000-domains';
 import { DeliveryData1764288000000 } from './1764288000000-delivery-data';
 import { MailboxSuitesAndCrm1764374400000 } from './1764374400000-mailbox-suites-and-crm';
+import { ProviderEventIndexes1764460800000 } from './1764460800000-provider-event-indexes';
 
 /** In order. Listed explicitly so the compiled app, ts-jest and the CLI all load the same set. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   Domains1764201600000,
   DeliveryData1764288000000,
   MailboxSuitesAndCrm1764374400000,
+  ProviderEventIndexes1764460800000,
 ];
