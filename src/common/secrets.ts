@@ -1,8 +1,9 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const sha256Hex = (value: string): string => createHash('sha256').update(value).digest('hex');
+/** One-shot `crypto.hash`: about half the cost of createHash().update().digest() for short input. */
+export const sha256Hex = (value: string): string => hash('sha256', value, 'hex');
 
-const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
+const digest = (value: string): Buffer => hash('sha256', value, 'buffer');
 
 /**
  * A configured secret kept as its SHA-256 digest, so each check hashes only what was presented.

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../common/secrets';
 import type { CleanEvent, CleanRecord, CleanStatus } from '../log-index/clean-record';
 
 /**
@@ -60,8 +60,7 @@ const FINAL = new Set(['sent', 'bounced', 'expired']);
 /** Provider outcomes replace a Postfix status only once Postfix handed the message over. */
 const HANDED_OVER = new Set<CleanStatus>(['sent', 'delivered', 'bounced', 'complained']);
 
-export const sha256 = (...parts: string[]): string =>
-  createHash('sha256').update(parts.join('\n')).digest('hex');
+export const sha256 = (...parts: string[]): string => sha256Hex(parts.join('\n'));
 
 export const recordIdOf = (host: string, queueId: string, recipient: string): string =>
   sha256(host, queueId, recipient);
