@@ -19,7 +19,7 @@ import { benchDatabase, BenchDatabase } from './lib/database';
 import { measureHostileBodies } from './lib/hostile-bodies';
 import { measurePolicyServer } from './lib/policy-server';
 import { measureDeliveryData } from './lib/delivery-data';
-import { relayQuery, seedRelayData } from './lib/relay-data';
+import { relayQuery, relayQueryByAddress, seedRelayData } from './lib/relay-data';
 import { cpuMicros, RssSampler, residentBytes, RunningService, startService } from './lib/service';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
@@ -189,10 +189,11 @@ async function api<T>(
   path: string,
   body: unknown,
   expected: number,
+  headers: Record<string, string> = {},
 ): Promise<T> {
   const res = await fetch(`${baseUrl}${path}`, {
     method,
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
   const text = await res.text();
@@ -344,6 +345,23 @@ async function main(): Promise<void> {
       relayHeaders,
       Array.from({ length: relayData.relayUsernames.length }, (_, i) => relayQuery(relayData, i)),
     );
+    console.log(`POST /api/internal/relay-status, companies by client address: ${DURATION_S} s…`);
+    // Relays that do not authenticate: the company is found by its allowed network among 10,000.
+    const byAddress = await api<{ companyUuid: string | null }>(
+      service.baseUrl,
+      'POST',
+      '/api/internal/relay-status',
+      JSON.parse(relayQueryByAddress(relayData, 0)),
+      200,
+      relayHeaders[0],
+    );
+    if (!byAddress.companyUuid) throw new Error('relay-status by client address: no company found');
+    const relayByAddress = await measureHttp(
+      service,
+      '/api/internal/relay-status',
+      relayHeaders,
+      Array.from({ length: CONNECTIONS }, (_, i) => relayQueryByAddress(relayData, i)),
+    );
     rss.stop();
     console.log(`policy server: ${WARMUP_S} s warm-up, ${DURATION_S} s at ${CONNECTIONS} connections…`);
     const policy = await measurePolicyServer(
@@ -433,6 +451,14 @@ async function main(): Promise<void> {
         `p99 ${fmt(relayCold.latencyMs.p99)} ms`,
       ),
       figure(
+        'relay-status-by-address',
+        'POST /api/internal/relay-status, company by client address (10,000 allowed networks)',
+        relayByAddress.requestsPerSecond,
+        'req/s',
+        null,
+        `p99 ${fmt(relayByAddress.latencyMs.p99)} ms`,
+      ),
+      figure(
         'policy-server',
         `Postfix policy server, ${CONNECTIONS} connections, one recipient a request`,
         policy.decisionsPerSecond,
@@ -509,7 +535,7 @@ async function main(): Promise<void> {
       r.serviceCpuMicrosPerRequest === null ? 'n/a' : `${fmt(r.serviceCpuMicrosPerRequest)} µs`;
     console.log(
       `\nload average at start ${machine.loadAverage} on ${machine.cpus} CPUs; service CPU per request ` +
-        `(user + system; less sensitive to other load than req/s): /health/live ${cpu(live)}, /api/v1/users/me ${cpu(me)}, /api/internal/relay-status ${cpu(relay)} (${cpu(relayCold)} with no cache hit)`,
+        `(user + system; less sensitive to other load than req/s): /health/live ${cpu(live)}, /api/v1/users/me ${cpu(me)}, /api/internal/relay-status ${cpu(relay)} (${cpu(relayCold)} with no cache hit, ${cpu(relayByAddress)} by client address)`,
     );
 
     const results = {
@@ -522,7 +548,7 @@ async function main(): Promise<void> {
       figures,
       details: {
         tokenVerification: { ...verification, seconds: JWT_SECONDS },
-        http: { live, me, relay, relayCold },
+        http: { live, me, relay, relayCold, relayByAddress },
         delivery,
         policyServer: policy,
         hostileBodies: hostile,

@@ -31,8 +31,33 @@ export function relayQuery(data: RelayData, i: number): string {
 }
 
 /**
+ * The same message of company `i` from a relay that does not authenticate: the company is the
+ * one whose allowed network (see seedRelayData) holds the client address.
+ */
+export function relayQueryByAddress(data: RelayData, i: number): string {
+  const company = (i * 7919) % data.relayUsernames.length;
+  const relayUsername = data.relayUsernames[company];
+  return JSON.stringify({
+    clientAddress: allowedNetworkOf(company).replace(/0\/28$/, '5'),
+    sender: `news@company${i}.example`,
+    recipients: [
+      data.suppressedOf.get(relayUsername) ?? `own${i}@example.net`,
+      'suppressed0@example.net',
+      `clean${i}@example.org`,
+    ],
+    size: 20_480,
+  });
+}
+
+/** Company `i`'s network that may relay without SMTP authentication: 10.a.b.0/28, one each. */
+function allowedNetworkOf(i: number): string {
+  return `10.${(i >> 8) & 255}.${i & 255}.0/28`;
+}
+
+/**
  * The realistic data of issue 9's relay-status figure: `companies` paid, active companies and
- * `suppressed` suppression entries (a tenth of them global), written straight into the
+ * `suppressed` suppression entries (a tenth of them global), each company with an allowed network
+ * of its own, written straight into the
  * service's migrated database.
  */
 export async function seedRelayData(
@@ -58,12 +83,13 @@ export async function seedRelayData(
         periodEnd,
         1_000_000,
         i,
+        JSON.stringify([allowedNetworkOf(i)]),
       ]);
     }
     statements.push({
       sql:
-        'INSERT INTO companies (uuid, name, relay_username, package_uuid, period_start, period_end, quota, used) VALUES ' +
-        rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', '),
+        'INSERT INTO companies (uuid, name, relay_username, package_uuid, period_start, period_end, quota, used, allowed_ips) VALUES ' +
+        rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', '),
       params: rows.flat(),
     });
   }

@@ -1,5 +1,4 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { BlockList, isIP } from 'node:net';
 import { AppConfig } from '../../config/app-config';
 import { CompanyRelayFacts, CompanyRelayLookup } from '../companies/company-relay-lookup';
 import { CompanyStateEvents } from '../companies/company-state-events';
@@ -8,6 +7,7 @@ import { DomainEvents } from '../domains/domain-events';
 import { DomainLookup } from '../domains/domain-lookup';
 import { domainOf } from '../domains/domain-name';
 import { SuppressionLists } from '../suppression/suppression-lists';
+import { AllowedNetworks } from './allowed-networks';
 import { RelayDecision, RelayQuery } from './relay-decision';
 
 /** How long a company's facts, a domain's owner or the allowed-IP table may be reused. */
@@ -30,12 +30,6 @@ interface Cached<T> {
   until: number;
 }
 
-/** The networks that may relay without SMTP authentication, by company. */
-interface AllowedNetworks {
-  list: Array<{ companyId: number; networks: BlockList }>;
-  until: number;
-}
-
 /**
  * The relay decision (integrations.md "Relay decision"): which company sends, whether it may
  * relay now, and which recipients are suppressed. Companies' facts and domains' owners are
@@ -49,7 +43,8 @@ export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
   private readonly facts = new Map<number, Cached<CompanyRelayFacts | null>>();
   private readonly byUsername = new Map<string, Cached<number | null>>();
   private readonly domainOwners = new Map<string, Cached<number | null>>();
-  private allowedNetworks?: AllowedNetworks;
+  /** The networks that may relay without SMTP authentication, by company. */
+  private allowedNetworks?: Cached<AllowedNetworks>;
   private readonly unsubscribe: Array<() => void> = [];
 
   constructor(
@@ -172,21 +167,13 @@ export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async companiesAllowing(clientAddress: string, now: number): Promise<number[]> {
-    // An IPv4 client seen through an IPv6 socket (::ffff:192.0.2.1) is matched as IPv4.
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(clientAddress);
-    if (mapped) clientAddress = mapped[1];
-    const version = isIP(clientAddress);
-    if (!version) return [];
     if (!this.allowedNetworks || this.allowedNetworks.until <= now) {
       this.allowedNetworks = {
-        list: toNetworks(await this.companies.withAllowedIps()),
+        value: new AllowedNetworks(await this.companies.withAllowedIps()),
         until: now + RELAY_CACHE_MS,
       };
     }
-    const type = version === 4 ? 'ipv4' : 'ipv6';
-    return this.allowedNetworks.list
-      .filter(({ networks }) => networks.check(clientAddress, type))
-      .map(({ companyId }) => companyId);
+    return this.allowedNetworks.value.companiesHolding(clientAddress);
   }
 }
 
@@ -198,17 +185,4 @@ function remember<K, V>(cache: Map<K, Cached<V>>, key: K, value: V, now: number)
 /** The text after the Postfix word, e.g. `account suspended`. */
 function reasonOf(action: string): string {
   return action.slice(action.indexOf(' ') + 1);
-}
-
-function toNetworks(rows: Array<{ id: number; allowedIps: string[] }>): AllowedNetworks['list'] {
-  return rows.map(({ id, allowedIps }) => {
-    const networks = new BlockList();
-    for (const entry of allowedIps) {
-      const [address, prefix] = entry.split('/');
-      const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-      if (prefix === undefined) networks.addAddress(address, type);
-      else networks.addSubnet(address, Number(prefix), type);
-    }
-    return { companyId: id, networks };
-  });
 }
