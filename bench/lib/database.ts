@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 
@@ -28,49 +28,8 @@ export async function benchDatabase(baseUrl = process.env.BENCH_DATABASE_URL): P
   const removeDir = () => rmSync(dataDir, { recursive: true, force: true });
   if (!baseUrl) {
     return {
-      kind: 'sqlite',
+      ...sqliteAt(join(dataDir, 'relay.sqlite')),
       env: { DATA_DIR: dataDir, DATABASE_URL: '' },
-      async activateUser(email) {
-        const db = new DataSource({ type: 'better-sqlite3', database: join(dataDir, 'relay.sqlite') });
-        await db.initialize();
-        try {
-          // TypeORM's better-sqlite3 driver stores datetimes as UTC 'YYYY-MM-DD HH:MM:SS.SSS'.
-          const now = new Date().toISOString().replace('T', ' ').replace('Z', '');
-          await db.query("UPDATE users SET status = 'active', email_verified_at = ? WHERE email = ?", [
-            now,
-            email,
-          ]);
-          const rows: Array<{ status: string }> = await db.query('SELECT status FROM users WHERE email = ?', [
-            email,
-          ]);
-          if (rows[0]?.status !== 'active') throw new Error(`No user ${email} to activate`);
-        } finally {
-          await db.destroy();
-        }
-      },
-      async execute(statements) {
-        const db = new DataSource({ type: 'better-sqlite3', database: join(dataDir, 'relay.sqlite') });
-        await db.initialize();
-        try {
-          await db.transaction(async (em) => {
-            // TypeORM's better-sqlite3 driver stores datetimes as UTC 'YYYY-MM-DD HH:MM:SS.SSS'.
-            const bind = (p: unknown) =>
-              p instanceof Date ? p.toISOString().replace('T', ' ').replace('Z', '') : p;
-            for (const { sql, params } of statements) await em.query(sql, params.map(bind));
-          });
-        } finally {
-          await db.destroy();
-        }
-      },
-      async query<T>(sql: string, params: unknown[]): Promise<T[]> {
-        const db = new DataSource({ type: 'better-sqlite3', database: join(dataDir, 'relay.sqlite') });
-        await db.initialize();
-        try {
-          return await db.query<T[]>(sql, params);
-        } finally {
-          await db.destroy();
-        }
-      },
       drop: () => Promise.resolve(removeDir()),
     };
   }
@@ -81,8 +40,79 @@ export async function benchDatabase(baseUrl = process.env.BENCH_DATABASE_URL): P
   url.pathname = `/${name}`;
   const databaseUrl = url.toString();
   return {
-    kind: 'postgres',
+    ...postgresAt(databaseUrl),
     env: { DATA_DIR: dataDir, DATABASE_URL: databaseUrl },
+    async drop() {
+      await withClient(baseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      removeDir();
+    },
+  };
+}
+
+/** The database the service is configured with (DATABASE_URL, else DATA_DIR's SQLite file), as it is. */
+export function configuredDatabase(
+  env: NodeJS.ProcessEnv = process.env,
+): Pick<BenchDatabase, 'kind' | 'execute' | 'query'> {
+  return env.DATABASE_URL
+    ? postgresAt(env.DATABASE_URL)
+    : sqliteAt(join(resolve(env.DATA_DIR || './data'), 'relay.sqlite'));
+}
+
+type DatabaseAccess = Pick<BenchDatabase, 'kind' | 'activateUser' | 'execute' | 'query'>;
+
+function sqliteAt(file: string): DatabaseAccess {
+  const open = async () => {
+    const db = new DataSource({ type: 'better-sqlite3', database: file });
+    await db.initialize();
+    return db;
+  };
+  // TypeORM's better-sqlite3 driver stores datetimes as UTC 'YYYY-MM-DD HH:MM:SS.SSS'.
+  const bind = (p: unknown) => (p instanceof Date ? p.toISOString().replace('T', ' ').replace('Z', '') : p);
+  return {
+    kind: 'sqlite',
+    async activateUser(email) {
+      const db = await open();
+      try {
+        await db.query("UPDATE users SET status = 'active', email_verified_at = ? WHERE email = ?", [
+          bind(new Date()),
+          email,
+        ]);
+        const rows: Array<{ status: string }> = await db.query('SELECT status FROM users WHERE email = ?', [
+          email,
+        ]);
+        if (rows[0]?.status !== 'active') throw new Error(`No user ${email} to activate`);
+      } finally {
+        await db.destroy();
+      }
+    },
+    async execute(statements) {
+      const db = await open();
+      try {
+        await db.transaction(async (em) => {
+          for (const { sql, params } of statements) await em.query(sql, params.map(bind));
+        });
+      } finally {
+        await db.destroy();
+      }
+    },
+    async query<T>(sql: string, params: unknown[]): Promise<T[]> {
+      const db = await open();
+      try {
+        return await db.query<T[]>(sql, params.map(bind));
+      } finally {
+        await db.destroy();
+      }
+    },
+  };
+}
+
+function postgresAt(databaseUrl: string): DatabaseAccess {
+  const numbered = (sql: string) => {
+    let n = 0;
+    return sql.replace(/\?/g, () => `$${++n}`);
+  };
+  return {
+    kind: 'postgres',
     async activateUser(email) {
       const result = await withClient(databaseUrl, (c) =>
         c.query("UPDATE users SET status = 'active', email_verified_at = now() WHERE email = $1", [email]),
@@ -92,29 +122,13 @@ export async function benchDatabase(baseUrl = process.env.BENCH_DATABASE_URL): P
     async execute(statements) {
       await withClient(databaseUrl, async (c) => {
         await c.query('BEGIN');
-        for (const { sql, params } of statements) {
-          let n = 0;
-          await c.query(
-            sql.replace(/\?/g, () => `$${++n}`),
-            params,
-          );
-        }
+        for (const { sql, params } of statements) await c.query(numbered(sql), params);
         await c.query('COMMIT');
       });
     },
     async query<T>(sql: string, params: unknown[]): Promise<T[]> {
-      let n = 0;
-      const result = await withClient(databaseUrl, (c) =>
-        c.query(
-          sql.replace(/\?/g, () => `$${++n}`),
-          params,
-        ),
-      );
+      const result = await withClient(databaseUrl, (c) => c.query(numbered(sql), params));
       return result.rows as T[];
-    },
-    async drop() {
-      await withClient(baseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-      removeDir();
     },
   };
 }

@@ -162,7 +162,7 @@ export async function measureDeliveryData(
  * sender domains and opens spread as a real month's would be), and their daily roll-up.
  */
 export async function seedCleanLogs(
-  db: BenchDatabase,
+  db: Pick<BenchDatabase, 'kind' | 'execute'>,
   companyId: number,
   companyUuid: string,
   count: number,
@@ -192,7 +192,7 @@ export async function seedCleanLogs(
         const domain = `d${i % 5}.bench.example`;
         const queueId = `S${i.toString(16).toUpperCase().padStart(10, '0')}`;
         rows.push([
-          createHash('sha256').update(`seed\n${queueId}`).digest('hex'),
+          createHash('sha256').update(`seed\n${companyUuid}\n${queueId}`).digest('hex'),
           companyId,
           companyUuid,
           'seed1',
@@ -232,11 +232,11 @@ export async function seedCleanLogs(
       sql:
         `INSERT INTO clean_log_daily (company_id, day, sender_domain, status, records, opened, clicked) ` +
         `SELECT company_id, ${dayOf}, sender_domain, status, COUNT(*), ${flag('opened')}, ${flag('clicked')} ` +
-        `FROM clean_logs WHERE host = 'seed1' GROUP BY company_id, ${dayOf}, sender_domain, status ` +
+        `FROM clean_logs WHERE company_id = ? AND host = 'seed1' GROUP BY company_id, ${dayOf}, sender_domain, status ` +
         (db.kind === 'postgres'
           ? 'ON CONFLICT (company_id, day, sender_domain, status) DO UPDATE SET records = clean_log_daily.records + excluded.records, opened = clean_log_daily.opened + excluded.opened, clicked = clean_log_daily.clicked + excluded.clicked'
           : 'ON CONFLICT (company_id, day, sender_domain, status) DO UPDATE SET records = records + excluded.records, opened = opened + excluded.opened, clicked = clicked + excluded.clicked'),
-      params: [],
+      params: [companyId],
     },
   ]);
 }
