@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
+import { PgClient } from './pg-client';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
 
 export interface DatabaseSettings {
@@ -26,7 +27,7 @@ export function buildDataSourceOptions({ databaseUrl, dataDir }: DatabaseSetting
       ...common,
       type: 'postgres',
       url: databaseUrl,
-      extra: { max: 20, connectionTimeoutMillis: 5000 },
+      extra: { max: 20, connectionTimeoutMillis: 5000, Client: PgClient },
     };
   }
   mkdirSync(dataDir, { recursive: true });
