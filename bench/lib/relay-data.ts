@@ -16,18 +16,8 @@ export interface RelayData {
  * three recipients: one on its own suppression list, one on the global list, one clean.
  */
 export function relayQuery(data: RelayData, i: number): string {
-  const relayUsername = data.relayUsernames[(i * 7919) % data.relayUsernames.length];
-  return JSON.stringify({
-    relayUsername,
-    clientAddress: '203.0.113.7',
-    sender: `news@company${i}.example`,
-    recipients: [
-      data.suppressedOf.get(relayUsername) ?? `own${i}@example.net`,
-      'suppressed0@example.net',
-      `clean${i}@example.org`,
-    ],
-    size: 20_480,
-  });
+  const { relayUsername, message } = messageOf(data, i);
+  return JSON.stringify({ relayUsername, clientAddress: '203.0.113.7', ...message });
 }
 
 /**
@@ -35,18 +25,26 @@ export function relayQuery(data: RelayData, i: number): string {
  * one whose allowed network (see seedRelayData) holds the client address.
  */
 export function relayQueryByAddress(data: RelayData, i: number): string {
+  const { company, message } = messageOf(data, i);
+  return JSON.stringify({ clientAddress: allowedNetworkOf(company).replace(/0\/28$/, '5'), ...message });
+}
+
+function messageOf(data: RelayData, i: number) {
   const company = (i * 7919) % data.relayUsernames.length;
   const relayUsername = data.relayUsernames[company];
-  return JSON.stringify({
-    clientAddress: allowedNetworkOf(company).replace(/0\/28$/, '5'),
-    sender: `news@company${i}.example`,
-    recipients: [
-      data.suppressedOf.get(relayUsername) ?? `own${i}@example.net`,
-      'suppressed0@example.net',
-      `clean${i}@example.org`,
-    ],
-    size: 20_480,
-  });
+  return {
+    company,
+    relayUsername,
+    message: {
+      sender: `news@company${i}.example`,
+      recipients: [
+        data.suppressedOf.get(relayUsername) ?? `own${i}@example.net`,
+        'suppressed0@example.net',
+        `clean${i}@example.org`,
+      ],
+      size: 20_480,
+    },
+  };
 }
 
 /** Company `i`'s network that may relay without SMTP authentication: 10.a.b.0/28, one each. */
