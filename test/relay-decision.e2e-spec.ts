@@ -1,5 +1,7 @@
 import { Repository } from 'typeorm';
+import { CompanyRelayLookup } from '../src/modules/companies/company-relay-lookup';
 import { Company } from '../src/modules/companies/entities/company.entity';
+import { RelayDecisionService } from '../src/modules/internal/relay-decision.service';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
 import { bearer, createActiveUser, createAdmin, CreatedAdmin, expectFailure } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
@@ -238,6 +240,24 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
       expect(onlyOne.body.data.companyUuid).toBe(one.uuid);
       await setIps(one, []);
       await setIps(two, []);
+    });
+
+    it('loads the table of networks once for the concurrent decisions that find it stale', async () => {
+      const acme = await company();
+      await setIps(acme, ['203.0.113.64/26']); // the change empties the table
+      const loads = jest.spyOn(t.app.get(CompanyRelayLookup), 'withAllowedIps');
+      try {
+        const decisions = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            t.app.get(RelayDecisionService).decide({ clientAddress: `203.0.113.${64 + i}` }),
+          ),
+        );
+        expect(decisions.map((d) => d.companyUuid)).toEqual(Array(20).fill(acme.uuid));
+        expect(loads).toHaveBeenCalledTimes(1);
+      } finally {
+        loads.mockRestore();
+        await setIps(acme, []);
+      }
     });
   });
 

@@ -43,8 +43,8 @@ export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
   private readonly facts = new Map<number, Cached<CompanyRelayFacts | null>>();
   private readonly byUsername = new Map<string, Cached<number | null>>();
   private readonly domainOwners = new Map<string, Cached<number | null>>();
-  /** The networks that may relay without SMTP authentication, by company. */
-  private allowedNetworks?: Cached<AllowedNetworks>;
+  /** The networks that may relay without SMTP authentication, by company: one load shared by the calls that wait for it. */
+  private allowedNetworks?: Cached<Promise<AllowedNetworks>>;
   private readonly unsubscribe: Array<() => void> = [];
 
   constructor(
@@ -168,12 +168,16 @@ export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
 
   private async companiesAllowing(clientAddress: string, now: number): Promise<number[]> {
     if (!this.allowedNetworks || this.allowedNetworks.until <= now) {
-      this.allowedNetworks = {
-        value: new AllowedNetworks(await this.companies.withAllowedIps()),
-        until: now + RELAY_CACHE_MS,
-      };
+      // One load for every call that finds the table stale: each call loading its own read every
+      // company with allowed networks once per concurrent decision.
+      const value = this.companies.withAllowedIps().then((rows) => new AllowedNetworks(rows));
+      const entry = { value, until: now + RELAY_CACHE_MS };
+      this.allowedNetworks = entry;
+      value.catch(() => {
+        if (this.allowedNetworks === entry) this.allowedNetworks = undefined;
+      });
     }
-    return this.allowedNetworks.value.companiesHolding(clientAddress);
+    return (await this.allowedNetworks.value).companiesHolding(clientAddress);
   }
 }
 
