@@ -179,6 +179,34 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
       expect((await decide({ relayUsername: acme.relayUsername }).expect(200)).body.data.action).toBe('OK');
     });
 
+    it('a suspension while the company is being read is refused on the next call (the read is not kept)', async () => {
+      const acme = await company();
+      const lookup = t.app.get(CompanyRelayLookup);
+      const read = lookup.byRelayUsername.bind(lookup);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const reads = jest.spyOn(lookup, 'byRelayUsername').mockImplementationOnce(async (username) => {
+        const facts = await read(username); // read before the suspension, answered after it
+        await held;
+        return facts;
+      });
+      try {
+        const during = t.app.get(RelayDecisionService).decide({ relayUsername: acme.relayUsername });
+        await t
+          .http()
+          .patch(`/api/v1/admins/companies/${acme.uuid}`)
+          .set(...bearer(admin.accessToken))
+          .send({ status: 'suspended', suspendedReason: 'abuse report' })
+          .expect(200);
+        release();
+        await during;
+        const next = await decide({ relayUsername: acme.relayUsername }).expect(200);
+        expect(next.body.data).toMatchObject({ allowed: false, action: 'REJECT account suspended' });
+      } finally {
+        reads.mockRestore();
+      }
+    });
+
     it('a quota override takes effect on the next call', async () => {
       const acme = await company({ quota: 100, used: 50 });
       expect((await decide({ relayUsername: acme.relayUsername }).expect(200)).body.data.quota).toEqual({

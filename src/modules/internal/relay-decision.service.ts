@@ -40,11 +40,13 @@ interface Cached<T> {
  */
 @Injectable()
 export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
-  private readonly facts = new Map<number, Cached<CompanyRelayFacts | null>>();
-  private readonly byUsername = new Map<string, Cached<number | null>>();
-  private readonly domainOwners = new Map<string, Cached<number | null>>();
-  /** The networks that may relay without SMTP authentication, by company: one load shared by the calls that wait for it. */
+  private readonly facts = new Map<number, Cached<Promise<CompanyRelayFacts | null>>>();
+  private readonly byUsername = new Map<string, Cached<Promise<number | null>>>();
+  private readonly domainOwners = new Map<string, Cached<Promise<number | null>>>();
+  /** The networks that may relay without SMTP authentication, by company. */
   private allowedNetworks?: Cached<Promise<AllowedNetworks>>;
+  /** Counts the company changes heard, so a read that a change overtook is not kept. */
+  private companyChanges = 0;
   private readonly unsubscribe: Array<() => void> = [];
 
   constructor(
@@ -59,6 +61,7 @@ export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
   onModuleInit(): void {
     this.unsubscribe.push(
       this.companyEvents.onChange(({ companyId, kind }) => {
+        this.companyChanges++;
         this.facts.delete(companyId);
         if (kind === 'allowed_ips') this.allowedNetworks = undefined;
       }),
@@ -141,35 +144,28 @@ export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
     return owner === null ? null : this.companyFacts(owner, now);
   }
 
-  private async companyIdByUsername(relayUsername: string, now: number): Promise<number | null> {
-    const hit = this.byUsername.get(relayUsername);
-    if (hit && hit.until > now) return hit.value;
-    const company = await this.companies.byRelayUsername(relayUsername);
-    remember(this.byUsername, relayUsername, company?.id ?? null, now);
-    if (company) remember(this.facts, company.id, company, now);
-    return company?.id ?? null;
+  private companyIdByUsername(relayUsername: string, now: number): Promise<number | null> {
+    return cached(this.byUsername, relayUsername, now, async () => {
+      const changes = this.companyChanges;
+      const company = await this.companies.byRelayUsername(relayUsername);
+      // The facts read with the id serve the next calls too, unless a change came in meanwhile.
+      if (company && changes === this.companyChanges && !this.facts.has(company.id)) {
+        this.facts.set(company.id, { value: Promise.resolve(company), until: now + RELAY_CACHE_MS });
+      }
+      return company?.id ?? null;
+    });
   }
 
-  private async companyFacts(id: number, now: number): Promise<CompanyRelayFacts | null> {
-    const hit = this.facts.get(id);
-    if (hit && hit.until > now) return hit.value;
-    const company = await this.companies.byId(id);
-    remember(this.facts, id, company, now);
-    return company;
+  private companyFacts(id: number, now: number): Promise<CompanyRelayFacts | null> {
+    return cached(this.facts, id, now, () => this.companies.byId(id));
   }
 
-  private async domainOwner(domain: string, now: number): Promise<number | null> {
-    const hit = this.domainOwners.get(domain);
-    if (hit && hit.until > now) return hit.value;
-    const owner = await this.domains.verifiedDomainOwner(domain);
-    remember(this.domainOwners, domain, owner, now);
-    return owner;
+  private domainOwner(domain: string, now: number): Promise<number | null> {
+    return cached(this.domainOwners, domain, now, () => this.domains.verifiedDomainOwner(domain));
   }
 
   private async companiesAllowing(clientAddress: string, now: number): Promise<number[]> {
     if (!this.allowedNetworks || this.allowedNetworks.until <= now) {
-      // One load for every call that finds the table stale: each call loading its own read every
-      // company with allowed networks once per concurrent decision.
       const value = this.companies.withAllowedIps().then((rows) => new AllowedNetworks(rows));
       const entry = { value, until: now + RELAY_CACHE_MS };
       this.allowedNetworks = entry;
@@ -181,9 +177,28 @@ export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-function remember<K, V>(cache: Map<K, Cached<V>>, key: K, value: V, now: number): void {
+/**
+ * The value of `key` while it is fresh, else a new load of it, cached at once: the calls that
+ * come while it runs share it (concurrent decisions used to read the same row, or the whole
+ * table of networks, once each), and a change that deletes the entry meanwhile leaves the load
+ * to its callers only, instead of the load storing what it read before the change. A failed load
+ * is not kept.
+ */
+function cached<K, V>(
+  cache: Map<K, Cached<Promise<V>>>,
+  key: K,
+  now: number,
+  load: () => Promise<V>,
+): Promise<V> {
+  const hit = cache.get(key);
+  if (hit && hit.until > now) return hit.value;
   if (cache.size >= MAX_CACHE_ENTRIES) cache.clear();
-  cache.set(key, { value, until: now + RELAY_CACHE_MS });
+  const entry = { value: load(), until: now + RELAY_CACHE_MS };
+  cache.set(key, entry);
+  entry.value.catch(() => {
+    if (cache.get(key) === entry) cache.delete(key);
+  });
+  return entry.value;
 }
 
 /** The text after the Postfix word, e.g. `account suspended`. */
