@@ -149,7 +149,8 @@ export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
       const changes = this.companyChanges;
       const company = await this.companies.byRelayUsername(relayUsername);
       // The facts read with the id serve the next calls too, unless a change came in meanwhile.
-      if (company && changes === this.companyChanges && !this.facts.has(company.id)) {
+      const held = company && this.facts.get(company.id);
+      if (company && changes === this.companyChanges && !(held && held.until > now)) {
         this.facts.set(company.id, { value: Promise.resolve(company), until: now + RELAY_CACHE_MS });
       }
       return company?.id ?? null;
