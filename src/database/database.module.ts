@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config';
+import { ChangeNotices } from './change-notices';
 import { buildDataSourceOptions } from './data-source-options';
 import { SqlDialect } from './sql-dialect';
 import { TransactionService } from './transaction.service';
@@ -17,7 +18,7 @@ import { TransactionService } from './transaction.service';
       }),
     }),
   ],
-  providers: [TransactionService, SqlDialect],
-  exports: [TransactionService, SqlDialect],
+  providers: [TransactionService, SqlDialect, ChangeNotices],
+  exports: [TransactionService, SqlDialect, ChangeNotices],
 })
 export class DatabaseModule {}

@@ -1,21 +1,39 @@
 import { Logger } from '@nestjs/common';
+import type { ChangeNotices } from '../../database/change-notices';
 
 /**
- * In-process announcements of committed changes, for what caches derived state (the relay
- * decision) to forget it. Emitters call `emit` after the commit only; a listener that throws is
- * logged and does not stop the others.
+ * Announcements of committed changes, for what caches derived state (the relay decision) to
+ * forget it. Emitters call `emit` after the commit only; a listener that throws is logged and
+ * does not stop the others. Given ChangeNotices and a channel, the changes also reach the other
+ * processes on the same PostgreSQL database (the API's replicas, the Postfix policy server),
+ * whose listeners hear them as their own.
  */
 export class ChangeEvents<T> {
   private readonly logger = new Logger(this.constructor.name);
   private readonly listeners = new Set<(change: T) => void>();
+  private listening = false;
 
-  /** Calls `listener` for every change from now on; the returned function stops it. */
+  constructor(
+    private readonly notices?: ChangeNotices,
+    private readonly channel?: string,
+  ) {}
+
+  /** Calls `listener` for every change from now on, this process's and the others'; the returned function stops it. */
   onChange(listener: (change: T) => void): () => void {
     this.listeners.add(listener);
+    if (!this.listening && this.notices && this.channel) {
+      this.listening = true;
+      this.notices.listen(this.channel, (change) => this.tell(change as T));
+    }
     return () => this.listeners.delete(listener);
   }
 
   emit(change: T): void {
+    this.tell(change);
+    if (this.notices && this.channel) this.notices.publish(this.channel, change);
+  }
+
+  private tell(change: T): void {
     for (const listener of [...this.listeners]) {
       try {
         listener(change);

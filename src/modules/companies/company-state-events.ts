@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ChangeEvents } from '../../common/events/change-events';
+import { ChangeNotices } from '../../database/change-notices';
 
 /** What changed in a company's state (resources.md Company: status, quota, period, usage). */
 export type CompanyStateChangeKind =
@@ -22,7 +23,12 @@ export interface CompanyStateChange {
 /**
  * Committed changes to a company's state, raised by CompanyStateService (and CompaniesService
  * for allowed IPs) after the commit only: a rolled-back change announces nothing. What caches a
- * company's state (the relay decision) listens here to forget it.
+ * company's state (the relay decision) listens here to forget it, in this process and in the
+ * others on the same PostgreSQL database.
  */
 @Injectable()
-export class CompanyStateEvents extends ChangeEvents<CompanyStateChange> {}
+export class CompanyStateEvents extends ChangeEvents<CompanyStateChange> {
+  constructor(notices: ChangeNotices) {
+    super(notices, 'relay_company_state');
+  }
+}

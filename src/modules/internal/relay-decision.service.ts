@@ -35,8 +35,10 @@ interface Cached<T> {
  * relay now, and which recipients are suppressed. Companies' facts and domains' owners are
  * cached for at most RELAY_CACHE_MS and forgotten at once when the companies or domains area
  * announces a change (suspension, payment, quota, usage, allowed IPs, a domain verified or lost),
- * so a suspended company is refused on the very next call in this process. Another process
- * (the Postfix policy server) hears of changes by expiry only: at most RELAY_CACHE_MS later.
+ * so a suspended company is refused on the very next call in this process. The other processes
+ * on the same PostgreSQL database (the Postfix policy server, the API's replicas) hear of the
+ * change through ChangeNotices a few milliseconds later; on SQLite they see it at expiry, at most
+ * RELAY_CACHE_MS later.
  */
 @Injectable()
 export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
