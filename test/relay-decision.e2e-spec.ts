@@ -21,6 +21,15 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
     return req.send(body as object);
   };
 
+  /** What an admin changes of a company through PATCH /api/v1/admins/companies/:uuid. */
+  const adminPatch = (c: Company, body: object) =>
+    t
+      .http()
+      .patch(`/api/v1/admins/companies/${c.uuid}`)
+      .set(...bearer(admin.accessToken))
+      .send(body)
+      .expect(200);
+
   /** A company with its owner, in the state given (written before anything asked about it). */
   async function company(state: Partial<Company> = {}): Promise<Company & { token: string }> {
     const owner = await createActiveUser(t);
@@ -162,20 +171,10 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
     it('a suspension by an admin is refused on the very next call, and the resumption allowed', async () => {
       const acme = await company();
       expect((await decide({ relayUsername: acme.relayUsername }).expect(200)).body.data.allowed).toBe(true);
-      await t
-        .http()
-        .patch(`/api/v1/admins/companies/${acme.uuid}`)
-        .set(...bearer(admin.accessToken))
-        .send({ status: 'suspended', suspendedReason: 'abuse report' })
-        .expect(200);
+      await adminPatch(acme, { status: 'suspended', suspendedReason: 'abuse report' });
       const refused = await decide({ relayUsername: acme.relayUsername }).expect(200);
       expect(refused.body.data).toMatchObject({ allowed: false, action: 'REJECT account suspended' });
-      await t
-        .http()
-        .patch(`/api/v1/admins/companies/${acme.uuid}`)
-        .set(...bearer(admin.accessToken))
-        .send({ status: 'active' })
-        .expect(200);
+      await adminPatch(acme, { status: 'active' });
       expect((await decide({ relayUsername: acme.relayUsername }).expect(200)).body.data.action).toBe('OK');
     });
 
@@ -192,12 +191,7 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
       });
       try {
         const during = t.app.get(RelayDecisionService).decide({ relayUsername: acme.relayUsername });
-        await t
-          .http()
-          .patch(`/api/v1/admins/companies/${acme.uuid}`)
-          .set(...bearer(admin.accessToken))
-          .send({ status: 'suspended', suspendedReason: 'abuse report' })
-          .expect(200);
+        await adminPatch(acme, { status: 'suspended', suspendedReason: 'abuse report' });
         release();
         await during;
         const next = await decide({ relayUsername: acme.relayUsername }).expect(200);
@@ -214,12 +208,7 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
         used: 50,
         remaining: 50,
       });
-      await t
-        .http()
-        .patch(`/api/v1/admins/companies/${acme.uuid}`)
-        .set(...bearer(admin.accessToken))
-        .send({ quota: 50 })
-        .expect(200);
+      await adminPatch(acme, { quota: 50 });
       const res = await decide({ relayUsername: acme.relayUsername }).expect(200);
       expect(res.body.data).toMatchObject({
         allowed: false,
