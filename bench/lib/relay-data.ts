@@ -55,8 +55,7 @@ function allowedNetworkOf(i: number): string {
 /**
  * The realistic data of issue 9's relay-status figure: `companies` paid, active companies and
  * `suppressed` suppression entries (a tenth of them global), each company with an allowed network
- * of its own, written straight into the
- * service's migrated database.
+ * of its own, written straight into the service's migrated database.
  */
 export async function seedRelayData(
   db: BenchDatabase,

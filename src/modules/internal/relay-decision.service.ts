@@ -45,8 +45,8 @@ export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
   private readonly facts = new Map<number, Cached<Promise<CompanyRelayFacts | null>>>();
   private readonly byUsername = new Map<string, Cached<Promise<number | null>>>();
   private readonly domainOwners = new Map<string, Cached<Promise<number | null>>>();
-  /** The networks that may relay without SMTP authentication, by company. */
-  private allowedNetworks?: Cached<Promise<AllowedNetworks>>;
+  /** The networks that may relay without SMTP authentication, by company: one entry, the table. */
+  private readonly allowedNetworks = new Map<'table', Cached<Promise<AllowedNetworks>>>();
   /** Counts the company changes heard, so a read that a change overtook is not kept. */
   private companyChanges = 0;
   private readonly unsubscribe: Array<() => void> = [];
@@ -65,7 +65,7 @@ export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
       this.companyEvents.onChange(({ companyId, kind }) => {
         this.companyChanges++;
         this.facts.delete(companyId);
-        if (kind === 'allowed_ips') this.allowedNetworks = undefined;
+        if (kind === 'allowed_ips') this.allowedNetworks.clear();
       }),
       this.domainEvents.onChange(({ name }) => this.domainOwners.delete(name)),
     );
@@ -168,15 +168,13 @@ export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async companiesAllowing(clientAddress: string, now: number): Promise<number[]> {
-    if (!this.allowedNetworks || this.allowedNetworks.until <= now) {
-      const value = this.companies.withAllowedIps().then((rows) => new AllowedNetworks(rows));
-      const entry = { value, until: now + RELAY_CACHE_MS };
-      this.allowedNetworks = entry;
-      value.catch(() => {
-        if (this.allowedNetworks === entry) this.allowedNetworks = undefined;
-      });
-    }
-    return (await this.allowedNetworks.value).companiesHolding(clientAddress);
+    const table = await cached(
+      this.allowedNetworks,
+      'table',
+      now,
+      async () => new AllowedNetworks(await this.companies.withAllowedIps()),
+    );
+    return table.companiesHolding(clientAddress);
   }
 }
 
