@@ -47,6 +47,12 @@ export class ChangeNotices implements OnApplicationShutdown {
       .catch((e: unknown) => this.logger.warn({ err: e, channel }, 'Change notice not sent'));
   }
 
+  /**
+   * Delivers the notices other processes committed since the last call, before a decision reads
+   * what it cached. Nothing to do on PostgreSQL (LISTEN delivers them as they come).
+   */
+  catchUp(): void {}
+
   /** Calls `handler` with the payload of every notice another process sends on `channel`. */
   listen(channel: string, handler: (payload: unknown) => void): void {
     if (!this.databaseUrl) return;

@@ -7,6 +7,8 @@ import { Domains1764201600000 } from './1764201600000-domains';
 import { DeliveryData1764288000000 } from './1764288000000-delivery-data';
 import { MailboxSuitesAndCrm1764374400000 } from './1764374400000-mailbox-suites-and-crm';
 import { ProviderEventIndexes1764460800000 } from './1764460800000-provider-event-indexes';
+import { RelayAttribution1764547200000 } from './1764547200000-relay-attribution';
+import { ChangeNotices1764633600000 } from './1764633600000-change-notices';
 
 /** In order. Listed explicitly so the compiled app, ts-jest and the CLI all load the same set. */
 export const MIGRATIONS = [
@@ -19,4 +21,6 @@ export const MIGRATIONS = [
   DeliveryData1764288000000,
   MailboxSuitesAndCrm1764374400000,
   ProviderEventIndexes1764460800000,
+  RelayAttribution1764547200000,
+  ChangeNotices1764633600000,
 ];

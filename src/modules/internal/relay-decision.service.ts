@@ -1,5 +1,6 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
+import { ChangeNotices } from '../../database/change-notices';
 import { CompanyRelayFacts, CompanyRelayLookup } from '../companies/company-relay-lookup';
 import { CompanyStateEvents } from '../companies/company-state-events';
 import { deriveRelayStatus, RelayStatus } from '../companies/relay-status';
@@ -58,6 +59,7 @@ export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
     private readonly domains: DomainLookup,
     private readonly domainEvents: DomainEvents,
     private readonly suppression: SuppressionLists,
+    private readonly notices: ChangeNotices,
   ) {}
 
   onModuleInit(): void {
@@ -76,6 +78,7 @@ export class RelayDecisionService implements OnModuleInit, OnModuleDestroy {
   }
 
   async decide(query: RelayQuery): Promise<RelayDecision> {
+    this.notices.catchUp();
     const now = Date.now();
     const senderDomain = domainOf(query.sender);
     const company = await this.resolveCompany(query, senderDomain, now);
