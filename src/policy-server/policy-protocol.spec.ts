@@ -1,4 +1,5 @@
 import {
+  policyAction,
   postfixAction,
   formatReply,
   MAX_REQUEST_BYTES,
@@ -106,5 +107,25 @@ describe('postfixAction', () => {
     expect(postfixAction('DEFER_IF_PERMIT quota exceeded')).toBe('DEFER quota exceeded');
     expect(postfixAction('REJECT account suspended')).toBe('REJECT account suspended');
     expect(postfixAction('OK')).toBe('OK');
+  });
+});
+
+describe('policyAction', () => {
+  it('refuses a suppressed recipient alone when the message is allowed, with the reason', () => {
+    expect(
+      policyAction({ action: 'OK', rejectedRecipients: [{ email: 'x@gmail.com', reason: 'hard_bounce' }] }),
+    ).toBe('REJECT recipient suppressed (hard_bounce)');
+    expect(policyAction({ action: 'OK', rejectedRecipients: [] })).toBe('OK');
+    expect(policyAction({ action: 'OK' })).toBe('OK');
+  });
+
+  it('lets a refusal of the whole message win over the suppression', () => {
+    const rejectedRecipients = [{ email: 'x@gmail.com', reason: 'complaint' as const }];
+    expect(policyAction({ action: 'REJECT account suspended', rejectedRecipients })).toBe(
+      'REJECT account suspended',
+    );
+    expect(policyAction({ action: 'DEFER_IF_PERMIT quota exceeded', rejectedRecipients })).toBe(
+      'DEFER quota exceeded',
+    );
   });
 });

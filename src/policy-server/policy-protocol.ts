@@ -1,4 +1,4 @@
-import type { RelayQuery } from '../modules/internal/relay-decision';
+import type { RelayDecision, RelayQuery } from '../modules/internal/relay-decision';
 
 /** One policy request: Postfix's `name=value` attributes (SMTPD_POLICY_README). */
 export type PolicyAttributes = Map<string, string>;
@@ -81,4 +81,19 @@ export function formatReply(action: string): string {
  */
 export function postfixAction(action: string): string {
   return action.startsWith('DEFER_IF_PERMIT ') ? `DEFER ${action.slice('DEFER_IF_PERMIT '.length)}` : action;
+}
+
+/**
+ * The reply to one RCPT request. A refusal of the whole message wins; an allowed message whose
+ * recipient (the request's only one) is on the company's or the global suppression list has that
+ * recipient refused alone: Postfix answers its RCPT with 554 5.7.1, the other recipients go on.
+ */
+export function policyAction(
+  decision: Pick<RelayDecision, 'action'> & Partial<Pick<RelayDecision, 'rejectedRecipients'>>,
+): string {
+  const suppressed = decision.rejectedRecipients?.[0];
+  if (decision.action === 'OK' && suppressed) {
+    return `REJECT recipient suppressed (${suppressed.reason})`;
+  }
+  return postfixAction(decision.action);
 }

@@ -5,11 +5,13 @@ import {
   formatReply,
   PolicyProtocolError,
   PolicyRequestParser,
-  postfixAction,
+  policyAction,
   toRelayQuery,
 } from './policy-protocol';
 
-export type Decide = (query: RelayQuery) => Promise<Pick<RelayDecision, 'action'>>;
+export type Decide = (
+  query: RelayQuery,
+) => Promise<Pick<RelayDecision, 'action'> & Partial<Pick<RelayDecision, 'rejectedRecipients'>>>;
 
 /** Close a connection that sends nothing for this long (Postfix keeps idle ones ~300 s itself). */
 const IDLE_TIMEOUT_MS = 330_000;
@@ -68,7 +70,7 @@ export class PolicyServer {
           if (socket.destroyed) return;
           const query = toRelayQuery(attributes);
           try {
-            const action = query ? postfixAction((await this.decide(query)).action) : 'DUNNO';
+            const action = query ? policyAction(await this.decide(query)) : 'DUNNO';
             socket.write(formatReply(action));
           } catch (e: unknown) {
             this.logger.error({ err: e }, 'Relay decision failed: closing the connection');

@@ -2,11 +2,6 @@ import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
-/**
- * Lower-case ASCII that domainToASCII returns unchanged: no punycode label to check, and a last
- * label starting with a letter (one that is a number, e.g. `127.1`, is read as an IPv4 address).
- */
-const PLAIN_ASCII_DOMAIN = /^(?:[a-z0-9_-]*\.)*[a-z][a-z0-9_-]*$/;
 
 /**
  * A sender domain as stored: trimmed, lower-case, IDN as punycode, no trailing dot. Returns the
@@ -32,18 +27,4 @@ export function normaliseDomainName(input: string): { name: string } | { problem
   if (/^\d+$/.test(labels[labels.length - 1]))
     return { problem: 'name must end in a top-level domain, not a number' };
   return { name };
-}
-
-/** The domain of an e-mail address as domains are stored (lower-case, punycode), or null (the null sender). */
-export function domainOf(address: string | undefined): string | null {
-  if (!address) return null;
-  const at = address.lastIndexOf('@');
-  if (at < 0 || at === address.length - 1) return null;
-  const domain = address
-    .slice(at + 1)
-    .replace(/\.$/, '')
-    .toLowerCase();
-  // The relay asks for every message; most domains are plain ASCII and skip the IDNA mapping.
-  if (PLAIN_ASCII_DOMAIN.test(domain) && !domain.includes('xn--')) return domain;
-  return domainToASCII(domain) || null;
 }

@@ -1,12 +1,11 @@
 import { Module } from '@nestjs/common';
-import { CompanyRelayModule } from '../companies/company-relay.module';
-import { DomainLookupModule } from '../domains/domain-lookup';
+import { AttributionModule } from '../attribution/attribution.module';
 import { SuppressionListsModule } from '../suppression/suppression-lists';
 import { RelayDecisionService } from './relay-decision.service';
 
 /** The relay decision and only what it reads: shared by the API and the Postfix policy server. */
 @Module({
-  imports: [CompanyRelayModule, DomainLookupModule, SuppressionListsModule],
+  imports: [AttributionModule, SuppressionListsModule],
   providers: [RelayDecisionService],
   exports: [RelayDecisionService],
 })

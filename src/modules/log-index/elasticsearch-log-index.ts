@@ -139,7 +139,7 @@ export class ElasticsearchLogIndex extends LogIndex implements OnModuleInit {
     const answer = await this.es.search<CleanDocument>({
       index: CLEAN_LOG_ALIAS,
       size: MAX_TERMS,
-      _source: ['id', 'host', 'queueId'],
+      _source: ['id', 'host', 'queueId', 'to', 'messageId', 'companyId'],
       query: {
         bool: {
           should,
@@ -149,7 +149,18 @@ export class ElasticsearchLogIndex extends LogIndex implements OnModuleInit {
       },
     });
     return answer.hits.hits.flatMap((hit) =>
-      hit._source ? [{ id: hit._source.id, host: hit._source.host, queueId: hit._source.queueId }] : [],
+      hit._source
+        ? [
+            {
+              id: hit._source.id,
+              host: hit._source.host,
+              queueId: hit._source.queueId,
+              recipient: hit._source.to,
+              messageId: hit._source.messageId,
+              companyId: hit._source.companyId,
+            },
+          ]
+        : [],
     );
   }
 

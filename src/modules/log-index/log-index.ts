@@ -6,6 +6,9 @@ export interface RecordLocation {
   id: string;
   host: string;
   queueId: string | null;
+  recipient: string;
+  messageId: string | null;
+  companyId: number | null;
 }
 
 /** Records of a window grouped by one key. */
@@ -42,6 +45,7 @@ export abstract class LogIndex {
   /** Where the records of these provider events are: those of the recipient whose messageId or remoteQueueId is given. */
   abstract locate(
     keys: Array<{ recipient: string; messageId?: string; remoteQueueId?: string }>,
+    within?: EntityManager,
   ): Promise<RecordLocation[]>;
 
   /** Counts of the window, in total and per UTC day (`YYYY-MM-DD`). */

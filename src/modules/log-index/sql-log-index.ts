@@ -131,7 +131,9 @@ export class SqlLogIndex extends LogIndex {
 
   async locate(
     keys: Array<{ recipient: string; messageId?: string; remoteQueueId?: string }>,
+    within?: EntityManager,
   ): Promise<RecordLocation[]> {
+    const repo = within ? within.getRepository(CleanLog) : this.logs;
     const messageIds = [...new Set(keys.flatMap((k) => (k.messageId ? [k.messageId] : [])))];
     const remoteIds = [...new Set(keys.flatMap((k) => (k.remoteQueueId ? [k.remoteQueueId] : [])))];
     const wanted = new Set(keys.map((k) => k.recipient));
@@ -142,14 +144,16 @@ export class SqlLogIndex extends LogIndex {
       ['remote_queue_id', remoteIds],
     ] as const) {
       for (let i = 0; i < values.length; i += WRITE_CHUNK) {
-        const rows = await this.logs
+        const rows = await repo
           .createQueryBuilder('log')
-          .select(['log.id', 'log.host', 'log.queueId', 'log.recipient'])
+          .select(['log.id', 'log.host', 'log.queueId', 'log.recipient', 'log.messageId', 'log.companyId'])
           .where(`log.${column} IN (:...values)`, { values: values.slice(i, i + WRITE_CHUNK) })
           .getMany();
         for (const row of rows) {
-          if (wanted.has(row.recipient))
-            found.set(row.id, { id: row.id, host: row.host, queueId: row.queueId });
+          if (wanted.has(row.recipient)) {
+            const { id, host, queueId, recipient, messageId, companyId } = row;
+            found.set(id, { id, host, queueId, recipient, messageId, companyId });
+          }
         }
       }
     }

@@ -1,4 +1,5 @@
 import { sha256Hex } from '../../common/secrets';
+import { senderDomainName } from '../attribution/sender-identity';
 import type { CleanEvent, CleanRecord, CleanStatus } from '../log-index/clean-record';
 
 /**
@@ -68,13 +69,6 @@ export const recordIdOf = (host: string, queueId: string, recipient: string): st
 export const rejectRecordIdOf = (host: string, at: Date, from: string, to: string): string =>
   sha256(host, at.toISOString(), from, to);
 
-/** The lower-case domain of an address; null for the null sender or no `@`. */
-export function domainOfAddress(address: string | null): string | null {
-  if (!address) return null;
-  const at = address.lastIndexOf('@');
-  return at < 0 || at === address.length - 1 ? null : address.slice(at + 1).toLowerCase();
-}
-
 /**
  * A hard bounce (resources.md "Suppression entry"): a permanent failure (DSN 5.x.x) for a
  * recipient-side reason (unknown user, mailbox disabled, domain does not exist). Policy or
@@ -142,7 +136,7 @@ export function buildQueuedRecord(
     queueId: queue.queueId,
     messageId: queue.messageId,
     from,
-    senderDomain: domainOfAddress(from),
+    senderDomain: senderDomainName(from),
     to: recipient,
     origTo: lines.find((d) => d.origTo)?.origTo ?? null,
     status,
@@ -178,7 +172,7 @@ export function buildRejectRecord(
     queueId: null,
     messageId: null,
     from,
-    senderDomain: domainOfAddress(from),
+    senderDomain: senderDomainName(from),
     to: reject.recipient,
     origTo: null,
     status: 'rejected',

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager, In } from 'typeorm';
 import { SqlDialect } from '../../database/sql-dialect';
-import { CompanyRelayLookup } from '../companies/company-relay-lookup';
+import { CompanyAttribution } from '../attribution/company-attribution.service';
 import { CompanyStateService } from '../companies/company-state.service';
-import { DomainLookup } from '../domains/domain-lookup';
 import type { CleanRecord } from '../log-index/clean-record';
 import { LogIndex } from '../log-index/log-index';
 import { ProviderEventLookup, StoredProviderEvent } from '../provider-events/provider-event-lookup';
@@ -12,7 +11,6 @@ import {
   buildQueuedRecord,
   buildRejectRecord,
   COUNTED_STATUSES,
-  domainOfAddress,
   isHardBounce,
   RecordCompany,
   recordChanged,
@@ -22,6 +20,13 @@ import { PostfixQueue } from './entities/postfix-queue.entity';
 import { QuotaCountedRecord } from './entities/quota-counted-record.entity';
 
 const CHUNK = 500;
+
+export interface RebuildResult {
+  /** Clean records created or changed. */
+  records: number;
+  /** Keys of the provider events left unapplied: their Message-ID names records of several companies. */
+  ambiguousEvents: Set<string>;
+}
 
 export interface QueueKey {
   host: string;
@@ -42,15 +47,17 @@ export class DeliveryRecordsService {
   constructor(
     private readonly dialect: SqlDialect,
     private readonly index: LogIndex,
-    private readonly companies: CompanyRelayLookup,
-    private readonly domains: DomainLookup,
+    private readonly attribution: CompanyAttribution,
     private readonly companyState: CompanyStateService,
     private readonly suppression: SuppressionService,
     private readonly providerEvents: ProviderEventLookup,
   ) {}
 
-  /** Answers how many clean records were created or changed. */
-  async rebuild(em: EntityManager, queues: QueueKey[], rejects: PostfixDelivery[]): Promise<number> {
+  /**
+   * Answers how many clean records were created or changed, and the provider events that were not
+   * applied because their Message-ID names records of more than one company.
+   */
+  async rebuild(em: EntityManager, queues: QueueKey[], rejects: PostfixDelivery[]): Promise<RebuildResult> {
     const wanted = new Set(queues.map((q) => keyOf(q.host, q.queueId)));
     const queueRows = (await this.lockedQueues(em, queues)).filter((q) =>
       wanted.has(keyOf(q.host, q.queueId)),
@@ -58,7 +65,6 @@ export class DeliveryRecordsService {
     const deliveries = (await this.inChunks(em, PostfixDelivery, queues)).filter(
       (d) => d.queueId !== null && wanted.has(keyOf(d.host, d.queueId)),
     );
-    const companyOf = this.companyResolver();
 
     const byRecipient = new Map<string, PostfixDelivery[]>();
     for (const d of deliveries) {
@@ -67,23 +73,35 @@ export class DeliveryRecordsService {
     }
     const events = await this.providerEvents.ofRecipients([...deliveries.map((d) => d.recipient)], em);
     const queueByKey = new Map(queueRows.map((q) => [keyOf(q.host, q.queueId), q]));
+    const companies = new Map<PostfixQueue, RecordCompany | null>();
+    for (const queue of queueRows) companies.set(queue, await this.queueCompany(em, queue));
 
-    const built: Array<{ record: CleanRecord; matched: StoredProviderEvent[] }> = [];
+    const bare: Array<{ queue: PostfixQueue; group: PostfixDelivery[]; record: CleanRecord }> = [];
     for (const group of byRecipient.values()) {
       const first = group[0];
       const queue = queueByKey.get(keyOf(first.host, first.queueId!));
       if (!queue) continue;
-      const company = await companyOf(queue.saslUsername, queue.sender);
-      const bare = buildQueuedRecord(queue, group, [], company);
-      const matched = events.filter((e) => matches(e, bare));
+      bare.push({ queue, group, record: buildQueuedRecord(queue, group, [], companies.get(queue)!) });
+    }
+    const ambiguous = await this.ambiguousEvents(
+      em,
+      events,
+      bare.map((b) => b.record),
+    );
+    const built: Array<{ record: CleanRecord; matched: StoredProviderEvent[] }> = [];
+    for (const { queue, group, record } of bare) {
+      const matched = events.filter((e) => !ambiguous.has(e.eventKey) && matches(e, record));
       built.push({
-        record: matched.length ? buildQueuedRecord(queue, group, matched, company) : bare,
+        record: matched.length ? buildQueuedRecord(queue, group, matched, companies.get(queue)!) : record,
         matched,
       });
     }
     for (const reject of rejects) {
-      const company = await companyOf(null, reject.sender);
-      built.push({ record: buildRejectRecord(reject.host, reject, company), matched: [] });
+      const company = await this.attribution.companyOf({
+        clientAddress: reject.clientIp,
+        sender: reject.sender,
+      });
+      built.push({ record: buildRejectRecord(reject.host, reject, recordCompany(company)), matched: [] });
     }
 
     const before = new Map(
@@ -111,7 +129,68 @@ export class DeliveryRecordsService {
       before,
     );
     await this.applyProviderEvents(em, changed);
-    return changed.length;
+    return { records: changed.length, ambiguousEvents: ambiguous };
+  }
+
+  /**
+   * The queue's company (integrations.md "Who sent it"), decided by the one rule from the queue's
+   * own facts and kept on the queue once they are complete: its `client=` line (the identity
+   * Postfix wrote) and either its SASL username or its envelope sender. Until then the records
+   * get the company the facts known so far name, and a later line may complete them; afterwards
+   * a domain deleted or verified by another company, or a network moved, changes nothing.
+   */
+  private async queueCompany(em: EntityManager, queue: PostfixQueue): Promise<RecordCompany | null> {
+    if (queue.attributedAt) {
+      return queue.companyId === null
+        ? null
+        : recordCompany(await this.attribution.companyById(queue.companyId));
+    }
+    const company = await this.attribution.companyOf({
+      relayUsername: queue.saslUsername,
+      clientAddress: queue.clientIp,
+      sender: queue.sender,
+    });
+    if (queue.clientIp !== null && (queue.saslUsername !== null || queue.sender !== null)) {
+      const decided = { companyId: company?.id ?? null, attributedAt: new Date() };
+      await em.getRepository(PostfixQueue).update({ id: queue.id }, decided);
+      Object.assign(queue, decided);
+    }
+    return recordCompany(company);
+  }
+
+  /**
+   * The provider events that name their message by Message-ID alone (the provider gave no id of
+   * its own) where that Message-ID and recipient belong to records of more than one company: a
+   * Message-ID is the sender's choice and another company may reuse it, so such an event is kept
+   * unapplied (resources.md "Clean log").
+   */
+  private async ambiguousEvents(
+    em: EntityManager,
+    events: StoredProviderEvent[],
+    built: CleanRecord[],
+  ): Promise<Set<string>> {
+    const byMessageId = events.filter((e) => e.recordId === null && !e.providerMessageId && e.messageId);
+    if (!byMessageId.length) return new Set();
+    const pairKey = (recipient: string, messageId: string) => `${recipient}\n${messageId}`;
+    const owners = new Map<string, Map<string, number | null>>();
+    const own = (recipient: string, messageId: string | null, recordId: string, companyId: number | null) => {
+      if (!messageId) return;
+      const key = pairKey(recipient, messageId);
+      let records = owners.get(key);
+      if (!records) owners.set(key, (records = new Map<string, number | null>()));
+      records.set(recordId, companyId);
+    };
+    const located = await this.index.locate(
+      byMessageId.map((e) => ({ recipient: e.recipient, messageId: e.messageId! })),
+      em,
+    );
+    for (const r of located) own(r.recipient, r.messageId, r.id, r.companyId);
+    for (const r of built) own(r.to, r.messageId, r.id, r.companyId);
+    return new Set(
+      byMessageId
+        .filter((e) => new Set(owners.get(pairKey(e.recipient, e.messageId!))?.values()).size > 1)
+        .map((e) => e.eventKey),
+    );
   }
 
   /** The records a provider event belongs to, for the webhook: their queues, to rebuild. */
@@ -243,37 +322,19 @@ export class DeliveryRecordsService {
     }
     return rows;
   }
-
-  /** The company of a message: its SASL username's, else its sender's verified domain's; memoised for one rebuild. */
-  private companyResolver(): (sasl: string | null, sender: string | null) => Promise<RecordCompany | null> {
-    const memo = new Map<string, Promise<RecordCompany | null>>();
-    const resolve = async (sasl: string | null, sender: string | null): Promise<RecordCompany | null> => {
-      if (sasl) {
-        const company = await this.companies.byRelayUsername(sasl);
-        if (company) return { id: company.id, uuid: company.uuid };
-      }
-      const domain = domainOfAddress(sender);
-      if (!domain) return null;
-      const owner = await this.domains.verifiedDomainOwner(domain);
-      if (owner === null) return null;
-      const company = await this.companies.byId(owner);
-      return company ? { id: company.id, uuid: company.uuid } : null;
-    };
-    return (sasl, sender) => {
-      const key = `${sasl ?? ''}\n${domainOfAddress(sender) ?? ''}`;
-      let found = memo.get(key);
-      if (!found) memo.set(key, (found = resolve(sasl, sender)));
-      return found;
-    };
-  }
 }
 
-/** resources.md "Clean log": always with the recipient; on the Message-ID, else the provider's id against remoteQueueId. */
+/**
+ * resources.md "Clean log": always with the recipient; on the provider's own message id against
+ * remoteQueueId, and on the Message-ID header only when the provider gave no id of its own.
+ */
 function matches(event: StoredProviderEvent, record: CleanRecord): boolean {
   if (event.recordId !== null) return event.recordId === record.id;
   if (event.recipient !== record.to) return false;
-  if (event.messageId && record.messageId) return event.messageId === record.messageId;
-  return Boolean(
-    event.providerMessageId && record.remoteQueueId && event.providerMessageId === record.remoteQueueId,
-  );
+  if (event.providerMessageId) return event.providerMessageId === record.remoteQueueId;
+  return Boolean(event.messageId && event.messageId === record.messageId);
+}
+
+function recordCompany(company: { id: number; uuid: string } | null): RecordCompany | null {
+  return company && { id: company.id, uuid: company.uuid };
 }

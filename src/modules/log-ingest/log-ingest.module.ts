@@ -1,7 +1,7 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AttributionModule } from '../attribution/attribution.module';
 import { CompaniesModule } from '../companies/companies.module';
-import { DomainLookupModule } from '../domains/domain-lookup';
 import { JobRegistry } from '../jobs/job-registry';
 import { JobRegistryModule } from '../jobs/job-registry.module';
 import { LogIndexModule } from '../log-index/log-index.module';
@@ -20,7 +20,7 @@ import { LogIngestService } from './log-ingest.service';
   imports: [
     TypeOrmModule.forFeature([LogBatch, PostfixQueue, PostfixDelivery, QuotaCountedRecord]),
     CompaniesModule,
-    DomainLookupModule,
+    AttributionModule,
     SuppressionModule,
     LogIndexModule,
     ProviderEventLookupModule,

@@ -241,11 +241,12 @@ export class LogIngestService {
     for (const d of fresh) {
       if (d.queueId !== null) touched.set(queueKey(d.host, d.queueId), { host: d.host, queueId: d.queueId });
     }
-    return this.records.rebuild(
+    const rebuilt = await this.records.rebuild(
       em,
       [...touched.values()],
       fresh.filter((d) => d.queueId === null),
     );
+    return rebuilt.records;
   }
 
   /**

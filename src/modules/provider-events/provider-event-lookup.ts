@@ -6,6 +6,7 @@ import { ProviderEvent } from './entities/provider-event.entity';
 /** A stored provider event as the clean-record rebuild reads it. */
 export interface StoredProviderEvent {
   id: number;
+  eventKey: string;
   type: string;
   recipient: string;
   messageId: string | null;
@@ -38,6 +39,7 @@ export class ProviderEventLookup {
           where: { recipient: In(unique.slice(i, i + CHUNK)) },
           select: {
             id: true,
+            eventKey: true,
             type: true,
             recipient: true,
             messageId: true,

@@ -43,10 +43,11 @@ export class ProviderEventsService {
     // Stored and applied in one transaction; when applying fails, stored alone, marked for the
     // retry job: an event is never lost to a failure of its application.
     let fresh: Array<Omit<ProviderEvent, 'id'>>;
+    let ambiguous = new Set<string>();
     try {
       fresh = await this.transactions.run(async (em) => {
         const rows = await this.store(em, unique);
-        await this.apply(em, rows);
+        ambiguous = await this.apply(em, rows);
         return rows;
       });
     } catch (e) {
@@ -56,8 +57,13 @@ export class ProviderEventsService {
         return rows;
       });
     }
-    const accepted = fresh.length;
-    return { accepted, duplicates: batch.events.length - accepted, skipped: items - batch.events.length };
+    // An event whose Message-ID names records of several companies is stored, not applied: skipped.
+    const unapplied = fresh.filter((row) => ambiguous.has(row.eventKey)).length;
+    return {
+      accepted: fresh.length - unapplied,
+      duplicates: batch.events.length - fresh.length,
+      skipped: items - batch.events.length + unapplied,
+    };
   }
 
   /** `retry-callbacks`: applies again the events whose application failed (a bounded batch). */
@@ -86,20 +92,25 @@ export class ProviderEventsService {
     return rows.filter((row) => inserted.has(row.eventKey));
   }
 
-  /** Rebuilds the records these events belong to, which matches and applies them (see DeliveryRecordsService). */
+  /**
+   * Rebuilds the records these events belong to, which matches and applies them (see
+   * DeliveryRecordsService); answers the keys of the events left unapplied as ambiguous. An event
+   * is looked for by the provider's own message id, by its Message-ID only when it has none.
+   */
   private async apply(
     em: EntityManager,
     events: Array<Pick<ProviderEvent, 'recipient' | 'messageId' | 'providerMessageId'>>,
-  ): Promise<void> {
-    if (!events.length) return;
+  ): Promise<Set<string>> {
+    if (!events.length) return new Set();
     const queues = await this.records.queuesOfEvents(
       events.map((e) => ({
         recipient: e.recipient,
-        ...(e.messageId && { messageId: e.messageId }),
-        ...(e.providerMessageId && { remoteQueueId: e.providerMessageId }),
+        ...(e.providerMessageId
+          ? { remoteQueueId: e.providerMessageId }
+          : e.messageId && { messageId: e.messageId }),
       })),
     );
-    await this.records.rebuild(em, queues, []);
+    return (await this.records.rebuild(em, queues, [])).ambiguousEvents;
   }
 }
 

@@ -1,5 +1,5 @@
+import { AttributionModule } from '../attribution/attribution.module';
 import { Module } from '@nestjs/common';
-import { DomainLookupModule } from '../domains/domain-lookup';
 import { CompaniesModule } from '../companies/companies.module';
 import { SuppressionModule } from '../suppression/suppression.module';
 import { SpamReportsController } from './spam-reports.controller';
@@ -7,7 +7,7 @@ import { SpamReportsService } from './spam-reports.service';
 
 /** Spam reports about companies' mail: suppression, notification, suspension at the threshold. */
 @Module({
-  imports: [CompaniesModule, SuppressionModule, DomainLookupModule],
+  imports: [CompaniesModule, SuppressionModule, AttributionModule],
   controllers: [SpamReportsController],
   providers: [SpamReportsService],
 })

@@ -3,11 +3,10 @@ import { EntityManager, MoreThan } from 'typeorm';
 import { BadRequestError, NotFoundError } from '../../common/errors/domain-error';
 import { sha256Hex } from '../../common/secrets';
 import { AppConfig } from '../../config/app-config';
+import { CompanyAttribution } from '../attribution/company-attribution.service';
 import { TransactionService } from '../../database/transaction.service';
 import { CompanyStateService } from '../companies/company-state.service';
 import type { Company } from '../companies/entities/company.entity';
-import { DomainLookup } from '../domains/domain-lookup';
-import { domainOf } from '../domains/domain-name';
 import { NotificationsService } from '../notifications/notifications.service';
 import { SuppressionService } from '../suppression/suppression.service';
 import { SpamReportDto, SpamReportResultDto } from './dto/spam-report.dto';
@@ -37,7 +36,7 @@ export class SpamReportsService {
     private readonly suppression: SuppressionService,
     private readonly notifications: NotificationsService,
     private readonly config: AppConfig,
-    private readonly domains: DomainLookup,
+    private readonly attribution: CompanyAttribution,
   ) {}
 
   async report(dto: SpamReportDto, reportedBy: string): Promise<SpamReportOutcome> {
@@ -107,15 +106,20 @@ export class SpamReportsService {
     });
   }
 
-  /** The company the report names, locked for the rest of the transaction (PostgreSQL). */
+  /**
+   * The company the report names, locked for the rest of the transaction (PostgreSQL): by its
+   * uuid, else by the one attribution rule from the relay username or the sender's verified domain.
+   */
   private async lockCompany(em: EntityManager, dto: SpamReportDto): Promise<Company> {
-    if (dto.relayUsername) return this.companyState.lock(em, { relayUsername: dto.relayUsername });
-    if (dto.companyUuid) return this.companyState.lock(em, { uuid: dto.companyUuid });
-    // A sender names its company through a verified sender domain.
-    const domain = domainOf(dto.sender);
-    const companyId = domain === null ? null : await this.domains.verifiedDomainOwner(domain);
-    if (companyId === null) throw new NotFoundError('No company found for this sender');
-    return this.companyState.lock(em, { id: companyId });
+    if (dto.companyUuid && !dto.relayUsername) return this.companyState.lock(em, { uuid: dto.companyUuid });
+    const company = await this.attribution.companyOf({
+      relayUsername: dto.relayUsername,
+      sender: dto.sender,
+    });
+    if (!company) {
+      throw new NotFoundError(dto.relayUsername ? 'Company not found' : 'No company found for this sender');
+    }
+    return this.companyState.lock(em, { id: company.id });
   }
 
   private async suspend(em: EntityManager, company: Company, reports: number): Promise<void> {

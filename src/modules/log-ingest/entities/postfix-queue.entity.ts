@@ -44,4 +44,15 @@ export class PostfixQueue {
 
   @Column({ type: DATETIME })
   firstSeenAt: Date;
+
+  /**
+   * The sending company, decided once from the queue's own facts when its `client=` line is
+   * known (null with `attributedAt` set: nobody could be identified). Never moved afterwards.
+   */
+  @Column({ type: 'integer', nullable: true })
+  companyId: number | null;
+
+  /** When the company was decided; null while the queue's `client=` line has not arrived. */
+  @Column({ type: DATETIME, nullable: true })
+  attributedAt: Date | null;
 }
