@@ -329,20 +329,35 @@ describe('Customer company routes (/api/v1/companies/:companyUuid)', () => {
       .http()
       .put(`${base(owner.companyUuid)}/allowed-ips`)
       .set(...bearer(owner.accessToken))
-      .send({ ips: ['40.92.0.0/15', '203.0.113.7', ' 2001:DB8::/32 ', '203.0.113.7', '2001:db8::/32'] })
+      .send({
+        ips: [
+          '40.92.0.0/15',
+          '203.0.113.7',
+          ' 2001:DB8::/48 ',
+          '203.0.113.7',
+          '2001:db8:0::/48',
+          '::ffff:192.0.2.7/120',
+        ],
+      })
       .expect(200);
-    expect(res.body.data).toEqual({ ips: ['40.92.0.0/15', '203.0.113.7', '2001:db8::/32'] });
+    expect(res.body.data).toEqual({ ips: ['40.92.0.0/15', '203.0.113.7', '2001:db8::/48', '192.0.2.0/24'] });
     expect((await companyRow(owner.companyUuid)).allowedIps).toEqual([
       '40.92.0.0/15',
       '203.0.113.7',
-      '2001:db8::/32',
+      '2001:db8::/48',
+      '192.0.2.0/24',
     ]);
     const get = await t
       .http()
       .get(base(owner.companyUuid))
       .set(...bearer(member.accessToken))
       .expect(200);
-    expect(get.body.data.allowedIps).toEqual(['40.92.0.0/15', '203.0.113.7', '2001:db8::/32']);
+    expect(get.body.data.allowedIps).toEqual([
+      '40.92.0.0/15',
+      '203.0.113.7',
+      '2001:db8::/48',
+      '192.0.2.0/24',
+    ]);
 
     const fifty = Array.from({ length: 50 }, (_, i) => `10.0.${i}.0/24`);
     await t
@@ -369,7 +384,10 @@ describe('Customer company routes (/api/v1/companies/:companyUuid)', () => {
     ['an out-of-range address', { ips: ['10.0.0.256'] }],
     ['an IPv4 prefix over 32', { ips: ['10.0.0.0/33'] }],
     ['an IPv6 prefix over 128', { ips: ['2001:db8::/129'] }],
-    ['a range wider than /8', { ips: ['0.0.0.0/0'] }],
+    ['a range wider than IPv4 /14', { ips: ['10.0.0.0/8'] }],
+    ['a range wider than IPv6 /36', { ips: ['2001:db8::/32'] }],
+    ['a range of IPv4-mapped IPv6 addresses', { ips: ['::ffff:0:0/96'] }],
+    ['a NAT64 range', { ips: ['64:ff9b::/96'] }],
     ['a non-numeric prefix', { ips: ['10.0.0.0/abc'] }],
     ['a number in the list', { ips: [167772161] }],
     ['51 entries', { ips: Array.from({ length: 51 }, (_, i) => `10.1.${i}.1`) }],
