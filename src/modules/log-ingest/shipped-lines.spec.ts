@@ -27,6 +27,26 @@ describe('linesFromJson', () => {
     ]);
   });
 
+  it('reads an epoch number above 10^11 as milliseconds, a smaller one as seconds', () => {
+    expect(
+      linesFromJson([
+        { message: LINE, timestamp: 1764000000000 },
+        { message: LINE, timestamp: '1764000000123' },
+        { message: LINE, timestamp: 1764000000123.5 },
+        { message: LINE, timestamp: 1764000000 },
+        { message: LINE, timestamp: '99999999999' },
+        { message: LINE, timestamp: 100000000001 },
+      ]),
+    ).toEqual([
+      { line: LINE, at: new Date('2025-11-24T16:00:00.000Z') },
+      { line: LINE, at: new Date('2025-11-24T16:00:00.123Z') },
+      { line: LINE, at: new Date(1764000000123.5) },
+      { line: LINE, at: new Date('2025-11-24T16:00:00.000Z') },
+      { line: LINE, at: new Date(99999999999000) },
+      { line: LINE, at: new Date(100000000001) },
+    ]);
+  });
+
   it('keeps unusable records as skipped entries, and ignores a time it cannot read', () => {
     expect(
       linesFromJson([{ nope: 1 }, null, 42, { message: '' }, { message: LINE, timestamp: 'yesterday' }]),

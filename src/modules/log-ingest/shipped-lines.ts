@@ -48,19 +48,23 @@ function fromRecord(record: unknown): ShippedLine {
   return { line, ...(host && { host }), ...(at && { at }) };
 }
 
-/** ISO 8601 text, or epoch seconds (a number or numeric text, fractions allowed). */
+/** Epoch numbers above this are milliseconds: as seconds they would be past the year 5000. */
+const EPOCH_MS_ABOVE = 1e11;
+
+/** ISO 8601 text, or an epoch number (a number or numeric text, fractions allowed) in seconds or milliseconds. */
 function timeOf(record: Record<string, unknown>): Date | undefined {
   for (const field of TIME_FIELDS) {
     const value = record[field];
     let at: Date | undefined;
-    if (typeof value === 'number' && Number.isFinite(value)) at = new Date(value * 1000);
-    else if (typeof value === 'string' && /^\d+(\.\d+)?$/.test(value.trim()))
-      at = new Date(Number(value) * 1000);
+    if (typeof value === 'number' && Number.isFinite(value)) at = fromEpoch(value);
+    else if (typeof value === 'string' && /^\d+(\.\d+)?$/.test(value.trim())) at = fromEpoch(Number(value));
     else if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value)) at = new Date(value);
     if (at && !Number.isNaN(at.getTime())) return at;
   }
   return undefined;
 }
+
+const fromEpoch = (value: number): Date => new Date(value > EPOCH_MS_ABOVE ? value : value * 1000);
 
 function firstString(record: Record<string, unknown>, fields: readonly string[]): string | undefined {
   for (const field of fields) {
