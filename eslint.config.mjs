@@ -4,7 +4,16 @@ import prettierRecommended from 'eslint-plugin-prettier/recommended';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'eslint.config.mjs', 'jest.config.js', 'test/support/swagger-transformer.js'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'eslint.config.mjs',
+      'jest.config.js',
+      'test/support/swagger-transformer.js',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   prettierRecommended,
@@ -46,6 +55,29 @@ export default tseslint.config(
     },
   },
   {
+    // Who sent a message is decided in one place (src/modules/attribution, integrations.md "Who
+    // sent it"): nothing else looks a company up by relay username, client address or sender
+    // domain, and nothing else normalises domains its own way.
+    files: ['src/**/*.ts'],
+    ignores: ['src/modules/attribution/**', 'src/modules/domains/domain-name.ts', '**/*.spec.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            'CallExpression > MemberExpression.callee > Identifier.property[name=/^(verifiedDomainOwner|byRelayUsername|withAllowedIps|companiesHolding)$/]',
+          message: 'Who sent a message is decided by CompanyAttribution (src/modules/attribution) alone.',
+        },
+        {
+          selector:
+            "ImportDeclaration[source.value=/^(node:)?url$/] > ImportSpecifier[imported.name='domainToASCII']",
+          message:
+            'Domains are normalised by normaliseDomainName (stored domains) or senderDomainOf (senders) alone.',
+        },
+      ],
+    },
+  },
+  {
     // The one place that wraps IsOptional, and the environment schema (no JSON nulls there).
     files: ['src/common/validation/presence.ts', 'src/config/**/*.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': 'off' },
@@ -65,7 +97,15 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { paths: [{ name: 'class-validator', importNames: ['IsOptional'], message: 'Use Omittable() or Nullable().' }] },
+        {
+          paths: [
+            {
+              name: 'class-validator',
+              importNames: ['IsOptional'],
+              message: 'Use Omittable() or Nullable().',
+            },
+          ],
+        },
       ],
     },
   },

@@ -69,7 +69,8 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
     it.each([
       [{ clientAddress: 'not-an-ip' }, 'clientAddress'],
       [{ relayUsername: null }, 'relayUsername'],
-      [{ sender: 'no at sign' }, 'sender'],
+      [{ sender: 'x'.repeat(321) }, 'sender'],
+      [{ sender: 42 }, 'sender'],
       [{ relayUsername: 'r-x', recipients: ['jo@example.net', 'nope'] }, 'recipients'],
       [{ relayUsername: 'r-x', recipients: 'jo@example.net' }, 'recipients'],
       [{ relayUsername: 'r-x', size: -1 }, 'size'],

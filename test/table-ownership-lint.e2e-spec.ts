@@ -11,24 +11,24 @@ interface LintCase {
 /**
  * Lints each `code` as if it were the given file of the project, with the project's own ESLint
  * config, in one child process (the ESLint config is ESM, and one instance keeps one TypeScript
- * program for all cases). Answers the no-restricted-imports messages of each case.
+ * program for all cases). Answers the messages of `ruleId` for each case.
  */
-function lintAs(cases: LintCase[]): string[][] {
+function lintAs(cases: LintCase[], ruleId = '@typescript-eslint/no-restricted-imports'): string[][] {
   const script = `
     const { ESLint } = require('eslint');
-    const cases = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+    const { cases, ruleId } = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
     (async () => {
       const eslint = new ESLint({ cwd: process.cwd() });
       const out = [];
       for (const c of cases) {
         const [result] = await eslint.lintText(c.code, { filePath: c.file });
-        out.push(result.messages.filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message));
+        out.push(result.messages.filter((m) => m.ruleId === ruleId).map((m) => m.message));
       }
       process.stdout.write(JSON.stringify(out));
     })().catch((e) => { console.error(e); process.exit(1); });`;
   const run = spawnSync(process.execPath, ['-e', script], {
     cwd: root,
-    input: JSON.stringify(cases),
+    input: JSON.stringify({ cases, ruleId }),
     encoding: 'utf8',
   });
   if (run.status !== 0) throw new Error(run.stderr);
@@ -92,5 +92,47 @@ describe('lint: another area’s entities and repositories', () => {
 
   it('does not apply to entity files, which relate to each other', () => {
     expect(errors.entityFile).toEqual([]);
+  });
+});
+
+/** Who sent a message is decided in src/modules/attribution alone (eslint.config.mjs). */
+describe('lint: one attribution rule', () => {
+  const cases = {
+    ownerLookupElsewhere: {
+      file: 'src/modules/log-ingest/delivery-records.service.ts',
+      code: 'export const f = (d: { verifiedDomainOwner(n: string): unknown }) => d.verifiedDomainOwner("a.test");\n',
+    },
+    usernameLookupElsewhere: {
+      file: 'src/modules/spam-reports/spam-reports.service.ts',
+      code: 'export const f = (c: { byRelayUsername(n: string): unknown }) => c.byRelayUsername("r-x");\n',
+    },
+    ownIdnaElsewhere: {
+      file: 'src/modules/provider-events/normalise.ts',
+      code: "import { domainToASCII } from 'node:url';\nexport const d = domainToASCII('b\u00fccher.de');\n",
+    },
+    inAttribution: {
+      file: 'src/modules/attribution/company-attribution.service.ts',
+      code: 'export const f = (d: { verifiedDomainOwner(n: string): unknown }) => d.verifiedDomainOwner("a.test");\n',
+    },
+  } satisfies Record<string, LintCase>;
+  const names = Object.keys(cases) as Array<keyof typeof cases>;
+  const errors = {} as Record<keyof typeof cases, string[]>;
+
+  beforeAll(() => {
+    const results = lintAs(
+      names.map((n) => cases[n]),
+      'no-restricted-syntax',
+    );
+    names.forEach((n, i) => (errors[n] = results[i]));
+  }, 120_000);
+
+  it('refuses a domain-owner or relay-username lookup, or IDNA of its own, outside the attribution area', () => {
+    expect(errors.ownerLookupElsewhere).toEqual([expect.stringContaining('CompanyAttribution')]);
+    expect(errors.usernameLookupElsewhere).toEqual([expect.stringContaining('CompanyAttribution')]);
+    expect(errors.ownIdnaElsewhere).toEqual([expect.stringContaining('senderDomainOf')]);
+  });
+
+  it('lets the attribution area do it', () => {
+    expect(errors.inAttribution).toEqual([]);
   });
 });

@@ -20,9 +20,7 @@ export function isPlainRelayQuery(body: Record<string, unknown>): boolean {
   const { relayUsername, clientAddress, sender, recipients, size } = body;
   if (relayUsername !== undefined && !isPlainString(relayUsername, 64)) return false;
   if (clientAddress !== undefined && !(isPlainString(clientAddress, 64) && isIP(clientAddress))) return false;
-  if (sender !== undefined && !(isPlainString(sender, 320) && (sender === '' || MAILBOX.test(sender)))) {
-    return false;
-  }
+  if (sender !== undefined && !isPlainString(sender, 320)) return false;
   if (recipients !== undefined) {
     if (!Array.isArray(recipients) || recipients.length > 1000) return false;
     for (const r of recipients) if (!(isPlainString(r, 320) && MAILBOX.test(r))) return false;
@@ -44,11 +42,13 @@ export class RelayStatusQueryDto implements RelayQuery {
   @IsIP()
   clientAddress?: string;
 
-  /** The envelope sender (MAIL FROM); an empty string is the null sender of bounces. */
+  /**
+   * The envelope sender (MAIL FROM) as the client gave it; an empty string is the null sender of
+   * bounces. Any text: the decision judges it (a sender without a verified domain is refused).
+   */
   @Omittable()
   @IsString()
   @MaxLength(320)
-  @Matches(new RegExp(`${MAILBOX.source}|^$`), { message: 'sender must be an e-mail address or empty' })
   sender?: string;
 
   /** The envelope recipients (RCPT TO), at most 1000. */
