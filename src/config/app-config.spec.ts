@@ -32,6 +32,10 @@ describe('AppConfig', () => {
       RATE_LIMIT_PER_MINUTE: 600,
       LOGIN_RATE_LIMIT_PER_MINUTE: 10,
       APP_URL: 'http://localhost:5173',
+      POLICY_PORT: 10040,
+      SASL_PORT: 10041,
+      MILTER_PORT: 10042,
+      RELAY_AGENT_HOST: '127.0.0.1',
     });
     expect(config.publicUrl).toBe('http://localhost:3000');
     expect(config.corsOrigins).toEqual(['http://localhost:5173']);
@@ -42,6 +46,11 @@ describe('AppConfig', () => {
     const { keys } = AppConfig.fromEnv({}, quiet);
     expect(keys.access.type).toBe('secret');
     expect(keys.access.equals(keys.refresh)).toBe(false);
+  });
+
+  it('reads the relay agent listeners; 0 turns one off, an empty value means the default', () => {
+    const { env } = AppConfig.fromEnv({ SASL_PORT: '0', MILTER_PORT: '', RELAY_AGENT_HOST: '::1' }, quiet);
+    expect(env).toMatchObject({ SASL_PORT: 0, MILTER_PORT: 10042, RELAY_AGENT_HOST: '::1' });
   });
 
   it('starts in production when every secret is strong and distinct', () => {
@@ -74,6 +83,9 @@ describe('AppConfig', () => {
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must be a postgres/],
     [{ JWT_ACCESS_TTL: 'soon' }, /JWT_ACCESS_TTL must be a duration/],
     [{ RATE_LIMIT_PER_MINUTE: '0' }, /RATE_LIMIT_PER_MINUTE/],
+    [{ SASL_PORT: '65536' }, /SASL_PORT/],
+    [{ MILTER_PORT: 'ten' }, /MILTER_PORT/],
+    [{ RELAY_AGENT_HOST: 'relay.example' }, /RELAY_AGENT_HOST must be an IPv4 or IPv6 address/],
   ])('refuses %j', (env, message) => {
     expect(problemsOf(env)).toEqual(expect.arrayContaining([expect.stringMatching(message)]));
   });

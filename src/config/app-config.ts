@@ -3,6 +3,7 @@ import { plainToInstance, Transform } from 'class-transformer';
 import {
   IsBoolean,
   IsIn,
+  IsIP,
   IsInt,
   IsOptional,
   IsString,
@@ -150,12 +151,34 @@ export class EnvironmentVariables {
   /** relay-status refuses senders whose domain is not verified. */
   @Transform((p) => toBool({ value: emptyTo('true')(p) })) @IsBoolean() RELAY_REQUIRE_VERIFIED_DOMAIN = true;
 
-  /** Port of the Postfix policy server (`npm run policy-server`). */
+  /** Port of the relay agent's Postfix policy listener (`npm run relay-agent`); 0 turns it off. */
   @Transform((p) => toInt({ value: emptyTo(10040)(p) }))
   @IsInt()
   @Min(0)
   @Max(65535)
   POLICY_PORT = 10040;
+
+  /** Port of the relay agent's SMTP AUTH listener (Dovecot protocol); 0 turns it off. */
+  @Transform((p) => toInt({ value: emptyTo(10041)(p) }))
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  SASL_PORT = 10041;
+
+  /** Port of the relay agent's milter (DKIM signing, From alignment); 0 turns it off. */
+  @Transform((p) => toInt({ value: emptyTo(10042)(p) }))
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  MILTER_PORT = 10042;
+
+  /**
+   * The address the relay agent's three listeners bind. SMTP AUTH carries passwords in clear:
+   * never an address reachable beyond a private network.
+   */
+  @Transform(emptyTo('127.0.0.1'))
+  @IsIP(undefined, { message: 'RELAY_AGENT_HOST must be an IPv4 or IPv6 address' })
+  RELAY_AGENT_HOST = '127.0.0.1';
 
   /** The CRM's OAuth server (Zoho-style, integrations.md "CRM"); the CRM is off while the client id or secret is unset. */
   @Transform(emptyTo('https://accounts.zoho.com'))

@@ -4,7 +4,11 @@ import { AppConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
 import { RelayDecisionModule } from '../modules/internal/relay-decision.module';
 
-/** What `npm run policy-server` loads: configuration, logs, the database and the relay decision. */
+/**
+ * The relay agent's policy side alone (configuration, logs, the database and the relay
+ * decision), for tests that ask the decision of another process; `npm run relay-agent` loads
+ * RelayAgentModule.
+ */
 @Module({
   imports: [AppConfigModule, LoggingModule, DatabaseModule, RelayDecisionModule],
 })

@@ -3,15 +3,17 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { CompanyRelayLookup } from './company-relay-lookup';
 import { CompanyStateEvents } from './company-state-events';
 import { Company } from './entities/company.entity';
+import { RelayCredentials } from './relay-credentials';
 
 /**
- * The part of the companies area the relay decision stands on: its lookups and the state
- * change events that invalidate what it caches. CompaniesModule imports and re-exports it, so
- * the API has one CompanyStateEvents; the Postfix policy server imports this module alone.
+ * The part of the companies area the relay agent stands on: the relay decision's lookups, the
+ * state change events that invalidate what it caches, and the SMTP AUTH credentials check.
+ * CompaniesModule imports and re-exports it, so the API has one CompanyStateEvents; the relay
+ * agent imports this module alone.
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Company])],
-  providers: [CompanyRelayLookup, CompanyStateEvents],
-  exports: [CompanyRelayLookup, CompanyStateEvents],
+  providers: [CompanyRelayLookup, CompanyStateEvents, RelayCredentials],
+  exports: [CompanyRelayLookup, CompanyStateEvents, RelayCredentials],
 })
 export class CompanyRelayModule {}

@@ -1,0 +1,76 @@
+import { INestApplicationContext, Logger } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { RelayDecisionService } from '../modules/internal/relay-decision.service';
+import { PolicyServer } from '../policy-server/policy-server';
+import { RelayAuthenticator } from './sasl/relay-authenticator';
+import { SaslServer } from './sasl/sasl-server';
+
+/** A protocol server of the agent, on its own port. */
+export interface Listener {
+  listen(port: number, host: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export type ListenerName = 'policy' | 'sasl';
+
+/** A port for each listener: a number, 0 for off, or `any` for a free one (tests). */
+export type ListenerPorts = Record<ListenerName, number | 'any'>;
+
+export interface RunningRelayAgent {
+  /** The port each listener that is on listens on. */
+  ports: Partial<Record<ListenerName, number>>;
+  /** Stops accepting, answers what was read, then resolves. */
+  close(): Promise<void>;
+}
+
+/** Postfix's policy service answering from the application's relay decision. */
+export function policyServer(app: INestApplicationContext): PolicyServer {
+  const decisions = app.get(RelayDecisionService);
+  return new PolicyServer((query) => decisions.decide(query));
+}
+
+/** SMTP AUTH answering from the application's relay credentials. */
+export function saslServer(app: INestApplicationContext): SaslServer {
+  const authenticator = app.get(RelayAuthenticator);
+  return new SaslServer((attempt) => authenticator.authenticate(attempt));
+}
+
+/** The ports of the configuration (POLICY_PORT, SASL_PORT; 0 turns a listener off). */
+export function configuredPorts(config: AppConfig): ListenerPorts {
+  return { policy: config.env.POLICY_PORT, sasl: config.env.SASL_PORT };
+}
+
+/**
+ * Starts the agent's listeners (integrations.md "Relay agent") on `host`, each on its port. The
+ * listeners started before one that cannot listen are closed again before the error is thrown.
+ */
+export async function startRelayAgent(
+  app: INestApplicationContext,
+  host: string,
+  ports: ListenerPorts,
+): Promise<RunningRelayAgent> {
+  const logger = new Logger('RelayAgent');
+  const factories: Record<ListenerName, { label: string; create: () => Listener }> = {
+    policy: { label: 'Postfix policy service', create: () => policyServer(app) },
+    sasl: { label: 'SMTP AUTH (Dovecot protocol)', create: () => saslServer(app) },
+  };
+  const running: Listener[] = [];
+  const bound: RunningRelayAgent['ports'] = {};
+  const close = async () => {
+    await Promise.all(running.map((listener) => listener.close()));
+  };
+  try {
+    for (const name of Object.keys(factories) as ListenerName[]) {
+      const port = ports[name];
+      if (port === 0) continue;
+      const listener = factories[name].create();
+      bound[name] = await listener.listen(port === 'any' ? 0 : port, host);
+      running.push(listener);
+      logger.log(`${factories[name].label} listening on ${host}:${bound[name]}`);
+    }
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  return { ports: bound, close };
+}

@@ -1,0 +1,250 @@
+import { INestApplicationContext, Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import argon2 from 'argon2';
+import Redis from 'ioredis';
+import { createHash, randomBytes } from 'node:crypto';
+import { dirname } from 'node:path';
+import { DataSource } from 'typeorm';
+import { Company } from '../src/modules/companies/entities/company.entity';
+import { RelayAgentModule } from '../src/relay-agent/relay-agent.module';
+import { RunningRelayAgent, startRelayAgent } from '../src/relay-agent/relay-agent';
+import { SaslTestClient } from '../src/relay-agent/sasl/sasl-test-client';
+import { bearer, createActiveUser, RegisteredUser, LoggedIn } from './support/factories';
+import { createTestApp, TestApp } from './support/test-app';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const FAIL = (id: number) => `FAIL\t${id}\treason=Authentication failed`;
+const digest = (password: string) => `sha256:${createHash('sha256').update(password).digest('hex')}`;
+
+/**
+ * SMTP AUTH through the relay agent's SASL listener (integrations.md "Relay agent"), its
+ * application on the API's database as production runs the two side by side: credentials handed
+ * out by `POST /companies/:uuid/relay-password` log in over TCP with the bytes Postfix sends.
+ */
+describe('Relay agent: SMTP AUTH on the database (e2e)', () => {
+  let t: TestApp;
+  const agents: Array<{ app: INestApplicationContext; running: RunningRelayAgent }> = [];
+  const clients: SaslTestClient[] = [];
+  /** Every relay password handed out: none may appear in what the agent logs. */
+  const issued: string[] = [];
+  const logged: unknown[][] = [];
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    for (const level of ['log', 'warn', 'error'] as const) {
+      const original = Logger.prototype[level];
+      jest.spyOn(Logger.prototype, level).mockImplementation(function (this: Logger, ...args: unknown[]) {
+        logged.push(args);
+        return original.apply(this, args as Parameters<typeof original>);
+      });
+    }
+  });
+
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    for (const { app, running } of agents) {
+      await running.close();
+      await app.close();
+    }
+    await t?.close();
+    jest.restoreAllMocks();
+  });
+
+  /** Another process's relay agent (its Nest application) on the API's database; SASL on a free port. */
+  async function startAgent(
+    env: Record<string, string> = {},
+  ): Promise<{ app: INestApplicationContext; port: number }> {
+    const options = t.dataSource.options;
+    const database =
+      options.type === 'postgres'
+        ? { DATABASE_URL: String(options.url) }
+        : { DATA_DIR: dirname(String(options.database)), DATABASE_URL: '' };
+    const saved = { ...process.env };
+    Object.assign(process.env, { NODE_ENV: 'test', LOG_LEVEL: 'silent', REDIS_URL: '', ...database, ...env });
+    let app: INestApplicationContext;
+    try {
+      app = await NestFactory.createApplicationContext(RelayAgentModule, { logger: false });
+    } finally {
+      process.env = saved;
+    }
+    const running = await startRelayAgent(app, '127.0.0.1', { policy: 0, sasl: 'any' });
+    agents.push({ app, running });
+    expect(running.ports.policy).toBeUndefined();
+    return { app, port: running.ports.sasl! };
+  }
+
+  async function connect(port: number): Promise<SaslTestClient> {
+    const c = await SaslTestClient.connect(port);
+    clients.push(c);
+    await c.handshake();
+    return c;
+  }
+
+  async function newRelayPassword(
+    owner: RegisteredUser & LoggedIn,
+  ): Promise<{ username: string; password: string }> {
+    const res = await t
+      .http()
+      .post(`/api/v1/companies/${owner.companyUuid}/relay-password`)
+      .set(...bearer(owner.accessToken))
+      .expect(200);
+    issued.push(res.body.data.relayPassword);
+    return { username: res.body.data.relayUsername, password: res.body.data.relayPassword };
+  }
+
+  async function storedHash(companyUuid: string): Promise<string | null> {
+    const row = await t.dataSource
+      .getRepository(Company)
+      .createQueryBuilder('c')
+      .addSelect('c.relayPasswordHash')
+      .where('c.uuid = :uuid', { uuid: companyUuid })
+      .getOneOrFail();
+    return row.relayPasswordHash;
+  }
+
+  /** A client address of its own for each test, so failure counts never meet. */
+  const freshRip = () => `198.18.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
+
+  describe('one agent, counters in the process', () => {
+    let port: number;
+    beforeAll(async () => {
+      ({ port } = await startAgent());
+    });
+
+    it('logs in with the relay credentials the API handed out, the username in any case', async () => {
+      const owner = await createActiveUser(t);
+      const { username, password } = await newRelayPassword(owner);
+      expect(username).toMatch(/^r-[0-9a-z]{8}$/);
+      const c = await connect(port);
+      const rip = freshRip();
+      expect(await c.plain(username, password, { rip })).toBe(`OK\t1\tuser=${username}`);
+      expect(await c.plain(username.toUpperCase(), password, { rip, initial: false })).toBe(
+        `OK\t2\tuser=${username}`,
+      );
+      expect(await c.login(username.toUpperCase(), password, { rip })).toBe(`OK\t3\tuser=${username}`);
+      expect(await c.login(username, password, { rip, initial: true })).toBe(`OK\t4\tuser=${username}`);
+      expect(await c.plain(username, `${password}x`, { rip })).toBe(FAIL(5));
+      expect(await c.plain('r-nobody00', password, { rip })).toBe(FAIL(6));
+      expect(await c.plain(username, password, { rip, authzid: 'r-someone' })).toBe(FAIL(7));
+      // Stored as its SHA-256 digest only.
+      expect(await storedHash(owner.companyUuid)).toBe(digest(password));
+    });
+
+    it('refuses the old password at once after a rotation, and takes the new one', async () => {
+      const owner = await createActiveUser(t);
+      const first = await newRelayPassword(owner);
+      const c = await connect(port);
+      const rip = freshRip();
+      expect(await c.plain(first.username, first.password, { rip })).toBe(`OK\t1\tuser=${first.username}`);
+      const second = await newRelayPassword(owner);
+      expect(await c.plain(first.username, first.password, { rip })).toBe(FAIL(2));
+      expect(await c.plain(second.username, second.password, { rip })).toBe(`OK\t3\tuser=${first.username}`);
+    });
+
+    it('checks a password stored as an argon2 hash once, then stores its digest', async () => {
+      const owner = await createActiveUser(t);
+      const { username } = await newRelayPassword(owner);
+      const password = randomBytes(24).toString('base64url');
+      issued.push(password);
+      const legacy = await argon2.hash(password, { type: argon2.argon2id });
+      await t.dataSource
+        .getRepository(Company)
+        .update({ uuid: owner.companyUuid }, { relayPasswordHash: legacy });
+      const c = await connect(port);
+      const rip = freshRip();
+
+      const verify = jest.spyOn(argon2, 'verify');
+      try {
+        expect(await c.plain(username, 'not it', { rip })).toBe(FAIL(1));
+        expect(await storedHash(owner.companyUuid)).toBe(legacy);
+        expect(await c.plain(username, password, { rip })).toBe(`OK\t2\tuser=${username}`);
+        expect(await storedHash(owner.companyUuid)).toBe(digest(password));
+        expect(await c.plain(username, password, { rip })).toBe(`OK\t3\tuser=${username}`);
+        expect(verify).toHaveBeenCalledTimes(2);
+      } finally {
+        verify.mockRestore();
+      }
+    });
+
+    it('never overwrites a password rotated while the argon2 hash was being checked', async () => {
+      const owner = await createActiveUser(t);
+      const { username } = await newRelayPassword(owner);
+      const old = randomBytes(24).toString('base64url');
+      issued.push(old);
+      await t.dataSource
+        .getRepository(Company)
+        .update({ uuid: owner.companyUuid }, { relayPasswordHash: await argon2.hash(old) });
+      let rotated: { password: string } | undefined;
+      const original = argon2.verify.bind(argon2);
+      const verify = jest.spyOn(argon2, 'verify').mockImplementation(async (hash, plain) => {
+        rotated = await newRelayPassword(owner);
+        return original(hash, plain);
+      });
+      const c = await connect(port);
+      const rip = freshRip();
+      try {
+        // The attempt began before the rotation: it may pass, but must not store the old password.
+        expect(await c.plain(username, old, { rip })).toBe(`OK\t1\tuser=${username}`);
+      } finally {
+        verify.mockRestore();
+      }
+      expect(await storedHash(owner.companyUuid)).not.toBe(digest(old));
+      expect(await c.plain(username, old, { rip })).toBe(FAIL(2));
+      expect(await c.plain(username, rotated!.password, { rip })).toBe(`OK\t3\tuser=${username}`);
+    });
+
+    it('blocks an address after 10 failures, even with the right password, while another address logs in', async () => {
+      const owner = await createActiveUser(t);
+      const { username, password } = await newRelayPassword(owner);
+      const c = await connect(port);
+      const rip = freshRip();
+      for (let id = 1; id <= 10; id++) expect(await c.plain(username, `wrong${id}`, { rip })).toBe(FAIL(id));
+      expect(await c.plain(username, password, { rip })).toBe(FAIL(11));
+      expect(await c.login(username, password, { rip })).toBe(FAIL(12));
+      expect(await c.plain(username, password, { rip: freshRip() })).toBe(`OK\t13\tuser=${username}`);
+    });
+  });
+
+  describe('two agents with REDIS_URL', () => {
+    const rip = freshRip();
+    afterAll(async () => {
+      const redis = new Redis(REDIS_URL);
+      await redis.del(`sasl-fail:${rip}`);
+      await redis.quit();
+    });
+
+    it('share the failure counts of an address', async () => {
+      const one = await startAgent({ REDIS_URL });
+      const two = await startAgent({ REDIS_URL });
+      const owner = await createActiveUser(t);
+      const { username, password } = await newRelayPassword(owner);
+      const [a, b] = [await connect(one.port), await connect(two.port)];
+      for (let i = 0; i < 5; i++) {
+        expect(await a.plain(username, 'wrong', { rip })).toBe(FAIL(a.nextId - 1));
+        expect(await b.plain(username, 'wrong', { rip })).toBe(FAIL(b.nextId - 1));
+      }
+      expect(await a.plain(username, password, { rip })).toBe(FAIL(6));
+      expect(await b.plain(username, password, { rip })).toBe(FAIL(6));
+      expect(await b.plain(username, password, { rip: freshRip() })).toBe(`OK\t7\tuser=${username}`);
+    });
+  });
+
+  it('closes the connection, never FAILs, when its database is gone', async () => {
+    const { app, port } = await startAgent();
+    const owner = await createActiveUser(t);
+    const { username, password } = await newRelayPassword(owner);
+    const c = await connect(port);
+    await app.get(DataSource).destroy();
+    c.send(
+      `AUTH\t1\tPLAIN\tservice=smtp\tnologin\tlip=127.0.0.1\trip=192.0.2.1\tresp=${Buffer.from(`\0${username}\0${password}`).toString('base64')}\n`,
+    );
+    await expect(c.line()).rejects.toThrow('connection closed');
+  });
+
+  it('logs usernames, never a relay password', () => {
+    const text = JSON.stringify(logged);
+    expect(text).toContain('SMTP AUTH succeeded');
+    expect(text).toContain('SMTP AUTH failed');
+    for (const password of issued) expect(text).not.toContain(password);
+  });
+});
