@@ -1,3 +1,5 @@
+import { normaliseIp } from '../../common/net/ip-address';
+
 /**
  * Postfix's log lines as pure functions (integrations.md "Log shipper"): the syslog prefix, then
  * the message forms the clean log is built from. Nothing here throws on input: a line that is
@@ -15,6 +17,25 @@ export interface SyslogLine {
 }
 
 export type DeliveryStatus = 'sent' | 'deferred' | 'bounced' | 'expired';
+
+/**
+ * smtpd's (or cleanup's) line for a refused command: `<action>: <stage> from host[ip]: <reply>;
+ * from=<…> to=<…> proto=… helo=<…>`. Everything after `from=<` is what the SMTP client sent: data,
+ * never identity.
+ */
+export interface RejectFields {
+  /** The SMTP stage: `RCPT`, `MAIL`, `DATA`, `END-OF-MESSAGE`, … */
+  stage: string;
+  clientHost: string;
+  clientIp: string;
+  dsn?: string;
+  /** The reply text after its code and enhanced status code. */
+  response: string;
+  from: string;
+  to?: string;
+  proto?: string;
+  helo?: string;
+}
 
 export type PostfixEvent =
   | {
@@ -44,186 +65,233 @@ export type PostfixEvent =
       remoteQueueId?: string;
     }
   | { kind: 'removed'; queueId: string }
-  | {
-      kind: 'noqueue-reject';
-      stage: string;
-      clientHost: string;
-      clientIp: string;
-      code: number;
-      dsn?: string;
-      response: string;
-      from: string;
-      to?: string;
-      proto?: string;
-      helo?: string;
-    };
+  | ({ kind: 'noqueue-reject'; code: number } & RejectFields)
+  /**
+   * A refusal inside an open transaction: smtpd's `QID: reject: RCPT from …` (one recipient
+   * refused) or any `QID: reject:`/`QID: milter-reject:` stage, and cleanup's `QID: milter-reject:
+   * END-OF-MESSAGE from …` (a milter refused the message; Postfix logs its reply without the code).
+   */
+  | ({ kind: 'queue-reject'; queueId: string; code?: number } & RejectFields);
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 /** `Nov 21 18:58:35` (day may be space-padded), optional fraction. */
 const BSD_TIME = /^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d+))? /;
 /** RFC 3339 / ISO 8601 with a zone, or without one (read in the given zone). */
 const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})? /;
-/** `host program[pid]: message` (pid optional). */
-const REST = /^(\S+) ([\w./-]+?)(?:\[(\d+)\])?: (.*)$/s;
+/** `program[pid]: message` (pid optional). A hostname never ends with `:`, so this is not `host …`. */
+const PROGRAM = /^([\w./-]+?)(?:\[(\d+)\])?: (.*)$/s;
 /** Postfix queue ids: short hex (`AA10A2839B`) or the long form (`4Dq3m53kSRz1xJ9`). */
 const QUEUE_ID = /^([0-9A-Za-z]{5,20}): (.*)$/s;
 
 /**
- * Splits a syslog line. A time without a year takes the year that puts it nearest to `now`; a
- * time without a zone is read in `timeZone` (an IANA name). A line without a time still parses
- * when it starts with `host program[pid]:`; a bare message is not a syslog line (null).
+ * Splits a syslog line: an optional time, then `host program[pid]: message` or, as a shipper
+ * that keeps the host apart sends it, `program[pid]: message` (no host). A time without a year
+ * takes the year that puts it nearest to `now`; a time without a zone is read in `timeZone` (an
+ * IANA name). A time that does not exist (`Feb 30`, month 13, 24:00) or a bare message is null.
  */
 export function parseSyslogLine(line: string, opts: { now: Date; timeZone: string }): SyslogLine | null {
   let rest = line.replace(/\r?\n$/, '');
-  let at: Date | undefined;
+  let at: Date | null | undefined;
   const bsd = BSD_TIME.exec(rest);
   const iso = bsd ? null : ISO_TIME.exec(rest);
   if (bsd) {
-    const month = MONTHS.indexOf(bsd[1]);
-    if (month < 0) return null;
-    at = nearestYear(opts.now, opts.timeZone, month, +bsd[2], +bsd[3], +bsd[4], +bsd[5], fraction(bsd[6]));
+    at = bsdTime(bsd, opts);
     rest = rest.slice(bsd[0].length);
   } else if (iso) {
-    const [, y, mo, d, h, mi, s, frac, zone] = iso;
-    const wall = Date.UTC(+y, +mo - 1, +d, +h, +mi, +s, fraction(frac));
-    at = new Date(zone ? wall - zoneOffsetMs(zone) : wall - tzOffsetMs(opts.timeZone, wall));
+    at = isoTime(iso, opts.timeZone);
     rest = rest.slice(iso[0].length);
   }
-  if (at && Number.isNaN(at.getTime())) return null;
-  const m = REST.exec(rest);
-  if (!m) return null;
-  return { ...(at && { at }), host: m[1], program: m[2], ...(m[3] && { pid: Number(m[3]) }), message: m[4] };
+  if (at === null) return null;
+  let host: string | undefined;
+  let program = PROGRAM.exec(rest);
+  if (!program) {
+    const space = rest.indexOf(' ');
+    if (space <= 0) return null;
+    host = rest.slice(0, space);
+    program = PROGRAM.exec(rest.slice(space + 1));
+    if (!program) return null;
+  }
+  return {
+    ...(at && { at }),
+    ...(host !== undefined && { host }),
+    program: program[1],
+    ...(program[2] && { pid: Number(program[2]) }),
+    message: program[3],
+  };
 }
 
 /** The event of a Postfix program's message, or null when the program or the form is not one we use. */
 export function parsePostfixMessage(program: string, message: string): PostfixEvent | null {
   if (!/^postfix[\w-]*\//.test(program)) return null;
   const daemon = program.slice(program.lastIndexOf('/') + 1);
-  if (message.startsWith('NOQUEUE: reject: ')) return daemon === 'smtpd' ? noqueueReject(message) : null;
   const q = QUEUE_ID.exec(message);
   if (!q) return null;
   const [, queueId, text] = q;
-  const fields = attributes(text);
+  if (queueId === 'NOQUEUE') {
+    const refused = daemon === 'smtpd' ? reject(text, ['reject']) : null;
+    return refused?.code === undefined ? null : { kind: 'noqueue-reject', ...refused, code: refused.code };
+  }
   switch (daemon) {
     case 'smtpd': {
-      const client = fields.get('client');
-      const parsed = client && hostAndIp(client);
-      if (!parsed) return null;
-      return {
-        kind: 'client',
-        queueId,
-        ...parsed,
-        ...(fields.has('sasl_method') && { saslMethod: fields.get('sasl_method') }),
-        ...(fields.has('sasl_username') && { saslUsername: fields.get('sasl_username') }),
-      };
+      const client = clientLine(queueId, text);
+      if (client) return client;
+      const refused = reject(text, ['reject', 'milter-reject']);
+      return refused && { kind: 'queue-reject', queueId, ...refused };
     }
     case 'cleanup': {
-      const id = fields.get('message-id');
-      return id === undefined ? null : { kind: 'message-id', queueId, messageId: stripAngles(id) };
+      const id = /^message-id=(.*)$/s.exec(text);
+      if (id) return { kind: 'message-id', queueId, messageId: stripAngles(id[1]) };
+      const refused = reject(text, ['milter-reject']);
+      return refused && { kind: 'queue-reject', queueId, ...refused };
     }
-    case 'qmgr': {
-      if (text === 'removed') return { kind: 'removed', queueId };
-      const from = fields.get('from');
-      if (from === undefined) return null;
-      if (fields.get('status') === 'expired') return { kind: 'expired', queueId, from: stripAngles(from) };
-      return {
-        kind: 'from',
-        queueId,
-        from: stripAngles(from),
-        ...(isCount(fields.get('size')) && { size: Number(fields.get('size')) }),
-        ...(isCount(fields.get('nrcpt')) && { nrcpt: Number(fields.get('nrcpt')) }),
-      };
-    }
+    case 'qmgr':
+      return queueManager(queueId, text);
     default:
-      return delivery(queueId, fields, text);
+      return delivery(queueId, text);
   }
 }
 
-/** `to=` lines of the delivery agents (smtp, lmtp, local, virtual, pipe, error, …). */
-function delivery(queueId: string, fields: Map<string, string>, text: string): PostfixEvent | null {
-  const to = fields.get('to');
+/**
+ * `client=host[ip]` with what Postfix appends (smtpd.c, `mail_open_stream`): `, sasl_method=M,
+ * sasl_username=U`, `, sasl_sender=S` (xtext: no `=` or space), `, orig_queue_id=Q,
+ * orig_client=host[ip]` (XFORWARD). The one line that says who sent a queue (integrations.md
+ * "Who sent it"): its host is a checked DNS name or `unknown`, the rest Postfix's own, and it
+ * must be the whole message, so a `client=` or `sasl_username=` an SMTP client wrote elsewhere
+ * is never read.
+ */
+const CLIENT_LINE =
+  /^client=([^\s[\]]+)\[([^\s[\]]+)\](?::\d+)?(?:, sasl_method=([^\s,]+))?(?:, sasl_username=(.+?))?(?:, sasl_sender=[^\s=]*)?(?:, orig_queue_id=[^\s,]+)?(?:, orig_client=\S+)?$/s;
+
+function clientLine(queueId: string, text: string): PostfixEvent | null {
+  const m = CLIENT_LINE.exec(text);
+  if (!m) return null;
+  return {
+    kind: 'client',
+    queueId,
+    clientHost: m[1],
+    clientIp: normaliseIp(m[2]) ?? m[2],
+    ...(m[3] !== undefined && { saslMethod: m[3] }),
+    ...(m[4] !== undefined && { saslUsername: m[4] }),
+  };
+}
+
+/** `from=<S>, size=N, nrcpt=M (queue active)` (opened.c) and `from=<S>, status=expired, returned to sender`. */
+function queueManager(queueId: string, text: string): PostfixEvent | null {
+  if (text === 'removed') return { kind: 'removed', queueId };
+  // The sender is what the client sent: it runs to the last `>` that Postfix's own text follows.
+  const expired = /^from=<(.*)>, status=(?:force-)?expired, returned to sender$/s.exec(text);
+  if (expired) return { kind: 'expired', queueId, from: expired[1] };
+  const opened = /^from=<(.*)>, size=(\d+), nrcpt=(\d+)(?: \(.*\))?$/s.exec(text);
+  if (!opened) return null;
+  return { kind: 'from', queueId, from: opened[1], size: Number(opened[2]), nrcpt: Number(opened[3]) };
+}
+
+/**
+ * `to=<R>[, orig_to=<O>], relay=…, [conn_use=N, ]delay=…, delays=…, dsn=…, status=S (reason)`
+ * (log_adhoc.c), written by every delivery agent (smtp, lmtp, local, virtual, pipe, error, …).
+ * The recipients are what the client sent and may hold `>` and `, `: they end where `relay=…,
+ * delay=` begins.
+ */
+const DELIVERY_HEAD = /^to=<(.*?)>(?:, orig_to=<(.*?)>)?, (?=relay=[^\s,]*, (?:conn_use=\d+, )?delay=)/s;
+
+function delivery(queueId: string, text: string): PostfixEvent | null {
+  const head = DELIVERY_HEAD.exec(text);
+  if (!head) return null;
+  const rest = text.slice(head[0].length);
+  const fields = attributes(rest);
   const statusWord = fields.get('status');
-  if (to === undefined || statusWord === undefined) return null;
-  const status = /^(sent|deferred|bounced|expired)\b/.exec(statusWord)?.[1] as DeliveryStatus | undefined;
+  const status = statusWord && (/^(sent|deferred|bounced|expired)\b/.exec(statusWord)?.[1] as DeliveryStatus);
   if (!status) return null;
-  const open = text.indexOf(' (', text.indexOf('status='));
-  const response = open >= 0 && text.endsWith(')') ? text.slice(open + 2, -1) : undefined;
+  const open = rest.indexOf(' (', rest.indexOf('status='));
+  const response = open >= 0 && rest.endsWith(')') ? rest.slice(open + 2, -1) : undefined;
+  const remoteQueueId = response === undefined ? undefined : remoteQueueIdOf(response);
   const delay = Number(fields.get('delay'));
   return {
     kind: 'delivery',
     queueId,
-    to: stripAngles(to),
-    ...(fields.has('orig_to') && { origTo: stripAngles(fields.get('orig_to')!) }),
+    to: head[1],
+    ...(head[2] !== undefined && { origTo: head[2] }),
     ...(fields.has('relay') && { relay: fields.get('relay') }),
     ...(fields.has('delay') && Number.isFinite(delay) && { delay }),
     ...(fields.has('delays') && { delays: fields.get('delays') }),
     ...(fields.has('dsn') && { dsn: fields.get('dsn') }),
     status,
     ...(response !== undefined && { response }),
-    ...(response !== undefined && remoteQueueIdOf(response) && { remoteQueueId: remoteQueueIdOf(response) }),
-  };
-}
-
-/** `NOQUEUE: reject: RCPT from h[1.2.3.4]: 554 5.7.1 <x@y.z>: Relay access denied; from=<a@b> to=<x@y.z> proto=ESMTP helo=<h>` */
-function noqueueReject(message: string): PostfixEvent | null {
-  const m =
-    /^NOQUEUE: reject: (\S+) from ([^\s[]+)\[([^\]]+)\]: (\d{3}) (?:(\d\.\d{1,3}\.\d{1,3}) )?(.*?); (from=.*)$/s.exec(
-      message,
-    );
-  if (!m) return null;
-  const fields = attributes(m[7].replace(/ /g, ', '));
-  const from = fields.get('from');
-  if (from === undefined) return null;
-  return {
-    kind: 'noqueue-reject',
-    stage: m[1],
-    clientHost: m[2],
-    clientIp: m[3],
-    code: Number(m[4]),
-    ...(m[5] && { dsn: m[5] }),
-    response: m[6],
-    from: stripAngles(from),
-    ...(fields.has('to') && { to: stripAngles(fields.get('to')!) }),
-    ...(fields.has('proto') && { proto: fields.get('proto') }),
-    ...(fields.has('helo') && { helo: stripAngles(fields.get('helo')!) }),
+    ...(remoteQueueId && { remoteQueueId }),
   };
 }
 
 /**
- * `name=value` pairs separated by `, `. A value in angle brackets runs to its closing `>` (an
- * address may hold `,` or spaces when quoted); the text in parentheses after `status=` is not an
- * attribute.
+ * `<action>: <stage> from host[ip]: [<code> ][<dsn> ]<reply>; from=<S>[ to=<R>][ proto=P][ helo=<H>]`
+ * (smtpd_check.c `log_whatsup`, smtpd.c and cleanup_milter.c for `milter-reject`; cleanup drops
+ * the reply's code). Postfix may append ` sasl_method=… sasl_username=…` for an authenticated
+ * client; it is not read here (identity comes only from the client line). The reply runs to the
+ * first `; from=<`; each value in angle brackets runs to the `>` followed by the next field Postfix
+ * writes (`from=` to `> to=<`), whatever `>` or `, ` the client put inside it.
+ */
+const REJECT_HEAD =
+  /^(reject|milter-reject): (\S+(?: content)?) from ([^\s[\]]+)\[([^\s[\]]+)\](?::\d+)?: (?:(\d{3}) )?(?:(\d\.\d{1,3}\.\d{1,3}) )?/;
+const SASL_FIELDS = [' sasl_method=', ' sasl_username=', ' sasl_sender='];
+
+function reject(text: string, actions: readonly string[]): (RejectFields & { code?: number }) | null {
+  const head = REJECT_HEAD.exec(text);
+  if (!head || !actions.includes(head[1])) return null;
+  const reply = text.slice(head[0].length);
+  const fromAt = reply.indexOf('; from=<');
+  if (fromAt < 0) return null;
+  let rest = reply.slice(fromAt + '; from=<'.length);
+  const from = angleValue(rest, [' to=<', ' proto=', ' helo=<', ...SASL_FIELDS]);
+  if (!from) return null;
+  rest = from.rest;
+  let to: string | undefined;
+  if (rest.startsWith(' to=<')) {
+    const value = angleValue(rest.slice(' to=<'.length), [' proto=', ' helo=<', ...SASL_FIELDS]);
+    if (!value) return null;
+    [to, rest] = [value.value, value.rest];
+  }
+  const proto = /^ proto=(\S+)/.exec(rest);
+  if (proto) rest = rest.slice(proto[0].length);
+  const helo = rest.startsWith(' helo=<') ? angleValue(rest.slice(' helo=<'.length), SASL_FIELDS) : null;
+  return {
+    stage: head[2],
+    clientHost: head[3],
+    clientIp: normaliseIp(head[4]) ?? head[4],
+    ...(head[5] !== undefined && { code: Number(head[5]) }),
+    ...(head[6] !== undefined && { dsn: head[6] }),
+    response: reply.slice(0, fromAt),
+    from: from.value,
+    ...(to !== undefined && { to }),
+    ...(proto && { proto: proto[1] }),
+    ...(helo && { helo: helo.value }),
+  };
+}
+
+/**
+ * A value that Postfix wrote in angle brackets, `text` starting after its `<`: it ends at the `>`
+ * followed by the first of `next` (tried in order) found, else at a `>` ending the text.
+ */
+function angleValue(text: string, next: readonly string[]): { value: string; rest: string } | null {
+  for (const field of next) {
+    const end = text.indexOf(`>${field}`);
+    if (end !== -1) return { value: text.slice(0, end), rest: text.slice(end + 1) };
+  }
+  return text.endsWith('>') ? { value: text.slice(0, -1), rest: '' } : null;
+}
+
+/**
+ * The `name=value` pairs Postfix writes after a delivery's recipients, separated by `, `, up to
+ * `status=`; a comment in parentheses ends a value (`status=sent (250 Ok)`).
  */
 function attributes(text: string): Map<string, string> {
   const fields = new Map<string, string>();
-  let i = 0;
-  while (i < text.length) {
-    const eq = text.indexOf('=', i);
-    if (eq < 0) break;
-    const name = text.slice(i, eq).trim();
-    let end: number;
-    if (text[eq + 1] === '<') {
-      const close = text.indexOf('>', eq + 1);
-      end = close < 0 ? text.length : close + 1;
-    } else {
-      const comma = text.indexOf(', ', eq + 1);
-      end = comma < 0 ? text.length : comma;
-    }
-    let value = text.slice(eq + 1, end);
-    // A comment in parentheses ends the value: `nrcpt=2 (queue active)`, `status=sent (250 Ok)`.
-    if (!value.startsWith('<')) value = value.replace(/ \(.*$/s, '');
-    if (/^[\w-]+$/.test(name)) fields.set(name, value);
+  for (const pair of text.split(', ')) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) continue;
+    const name = pair.slice(0, eq);
+    fields.set(name, pair.slice(eq + 1).replace(/ \(.*$/s, ''));
     if (name === 'status') break;
-    const next = text.indexOf(', ', end);
-    if (next < 0) break;
-    i = next + 2;
   }
   return fields;
-}
-
-function hostAndIp(value: string): { clientHost: string; clientIp: string } | null {
-  const m = /^([^\s[]+)\[([^\]]+)\]/.exec(value);
-  return m ? { clientHost: m[1], clientIp: m[2] } : null;
 }
 
 /** `queued as F12DF84004`, `Ok: queued as <id>`, `Ok id=1a2b-3c`, `250 Ok 0100018c…` are what next hops say. */
@@ -233,28 +301,63 @@ export function remoteQueueIdOf(response: string): string | undefined {
 }
 
 const stripAngles = (value: string): string => value.replace(/^<(.*)>$/s, '$1');
-const isCount = (value: string | undefined): boolean => value !== undefined && /^\d+$/.test(value);
 const fraction = (digits: string | undefined): number =>
   digits ? Math.floor(Number(`0.${digits}`) * 1000) : 0;
 
-function zoneOffsetMs(zone: string): number {
-  if (zone === 'Z') return 0;
-  const m = /^([+-])(\d{2}):?(\d{2})$/.exec(zone)!;
-  return (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) * 60_000;
+/** `Nov 21 18:58:35`: in the year nearest to `now`, and null unless that day exists in that year. */
+function bsdTime(m: RegExpExecArray, opts: { now: Date; timeZone: string }): Date | null {
+  const month = MONTHS.indexOf(m[1]);
+  const [day, h, mi, s] = [m[2], m[3], m[4], m[5]].map(Number);
+  if (month < 0 || !isClockTime(h, mi, s)) return null;
+  const nearest = nearestYear(opts.now, opts.timeZone, month, day, h, mi, s, fraction(m[6]));
+  return day >= 1 && day <= daysInMonth(nearest.year, month) ? nearest.at : null;
 }
+
+/** RFC 3339 (`2026-11-21T18:58:35.123+07:00`), null unless the date and time exist. */
+function isoTime(m: RegExpExecArray, timeZone: string): Date | null {
+  const [, y, mo, d, h, mi, s, frac, zone] = m;
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month - 1)) return null;
+  if (!isClockTime(hour, minute, second)) return null;
+  const wall = Date.UTC(year, month - 1, day, hour, minute, second, fraction(frac));
+  if (!zone) return new Date(wall - tzOffsetMs(timeZone, wall));
+  const offset = zoneOffsetMs(zone);
+  return offset === null ? null : new Date(wall - offset);
+}
+
+const isClockTime = (h: number, mi: number, s: number): boolean => h <= 23 && mi <= 59 && s <= 59;
+
+function daysInMonth(year: number, month: number): number {
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month];
+}
+
+function zoneOffsetMs(zone: string): number | null {
+  if (zone === 'Z') return 0;
+  const [, sign, hours, minutes] = /^([+-])(\d{2}):?(\d{2})$/.exec(zone)!;
+  if (Number(hours) > 23 || Number(minutes) > 59) return null;
+  return (sign === '-' ? -1 : 1) * (Number(hours) * 60 + Number(minutes)) * 60_000;
+}
+
+const zoneFormats = new Map<string, Intl.DateTimeFormat>();
 
 /** The offset of `timeZone` from UTC at about the instant `utcWallMs` (read as if it were UTC). */
 function tzOffsetMs(timeZone: string, utcWallMs: number): number {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  }).formatToParts(new Date(utcWallMs));
+  let format = zoneFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    zoneFormats.set(timeZone, format);
+  }
+  const parts = format.formatToParts(new Date(utcWallMs));
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
   const asUtc = Date.UTC(
     get('year'),
@@ -267,7 +370,10 @@ function tzOffsetMs(timeZone: string, utcWallMs: number): number {
   return asUtc - Math.floor(utcWallMs / 1000) * 1000;
 }
 
-/** A year-less syslog time: of the years around `now`'s, the one that puts it nearest to `now`. */
+/**
+ * A year-less syslog time: of the years around `now`'s, the one that puts it nearest to `now`
+ * (a day that a year lacks, such as Feb 29, is placed by the day after it, then checked).
+ */
 function nearestYear(
   now: Date,
   timeZone: string,
@@ -277,13 +383,14 @@ function nearestYear(
   mi: number,
   s: number,
   ms: number,
-): Date {
+): { year: number; at: Date } {
   const year = now.getUTCFullYear();
-  let best: Date | undefined;
+  let best: { year: number; at: Date } | undefined;
   for (const y of [year - 1, year, year + 1]) {
     const wall = Date.UTC(y, month, day, h, mi, s, ms);
     const at = new Date(wall - tzOffsetMs(timeZone, wall));
-    if (!best || Math.abs(at.getTime() - now.getTime()) < Math.abs(best.getTime() - now.getTime())) best = at;
+    if (!best || Math.abs(at.getTime() - now.getTime()) < Math.abs(best.at.getTime() - now.getTime()))
+      best = { year: y, at };
   }
   return best!;
 }
