@@ -5,8 +5,10 @@ import type { ChangeNotices } from '../../database/change-notices';
  * Announcements of committed changes, for what caches derived state (the relay decision) to
  * forget it. Emitters call `emit` after the commit only; a listener that throws is logged and
  * does not stop the others. Given ChangeNotices and a channel, the changes also reach the other
- * processes on the same PostgreSQL database (the API's replicas, the Postfix policy server),
- * whose listeners hear them as their own.
+ * processes on the same database (the API's replicas, the relay agent's policy server), whose
+ * listeners hear them as their own: on PostgreSQL a few milliseconds after the commit; on SQLite
+ * when that process calls `ChangeNotices.catchUp()` (the relay decision does before each answer)
+ * and at least once a second.
  */
 export class ChangeEvents<T> {
   private readonly logger = new Logger(this.constructor.name);
