@@ -1,0 +1,146 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { SaslTestClient } from '../../src/relay-agent/sasl/sasl-test-client';
+import type { BenchDatabase } from './database';
+import { cpuMicros, freePort, RUNTIME_ENV } from './service';
+
+const AGENT_JS = join(__dirname, '..', '..', 'dist', 'relay-agent', 'main.js');
+const BATCH = 500;
+
+export interface SaslRun {
+  authPerSecond: number;
+  authentications: number;
+  p99Ms: number;
+  connections: number;
+  durationS: number;
+  /** Answers other than OK, or connections closed by the agent. */
+  failures: number;
+  /** The agent's CPU time per authentication: what it costs apart from the load of the machine. */
+  agentCpuMicrosPerAuth: number;
+}
+
+/** `count` relay passwords written as the API stores them (SHA-256 digests) on the bench's companies. */
+export async function seedRelayPasswords(
+  db: BenchDatabase,
+  relayUsernames: string[],
+): Promise<Array<{ username: string; password: string }>> {
+  const accounts = relayUsernames.map((username, i) => ({ username, password: `bench-relay-password-${i}` }));
+  const statements = [];
+  for (let start = 0; start < accounts.length; start += BATCH) {
+    const batch = accounts.slice(start, start + BATCH);
+    statements.push({
+      sql:
+        'UPDATE companies SET relay_password_hash = CASE relay_username ' +
+        batch.map(() => 'WHEN ? THEN ?').join(' ') +
+        ` END WHERE relay_username IN (${batch.map(() => '?').join(', ')})`,
+      params: [
+        ...batch.flatMap((a) => [
+          a.username,
+          `sha256:${createHash('sha256').update(a.password).digest('hex')}`,
+        ]),
+        ...batch.map((a) => a.username),
+      ],
+    });
+  }
+  await db.execute(statements);
+  return accounts;
+}
+
+/**
+ * quality.md "relay agent, SMTP AUTH": `dist/relay-agent/main.js` (SMTP AUTH only) on the bench's
+ * database, `connections` clients each sending AUTH PLAIN with a right password one after the
+ * other (as Postfix's smtpd processes do), from client addresses of their own; authentications
+ * per second and the 99th percentile of the time to each answer.
+ */
+export async function measureSasl(
+  env: Record<string, string>,
+  /** Called once the agent listens (its migrations have run): the accounts to log in with. */
+  accountsOf: () => Promise<Array<{ username: string; password: string }>>,
+  options: { connections: number; seconds: number; warmupS: number },
+): Promise<SaslRun> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [AGENT_JS], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      ...RUNTIME_ENV,
+      ...env,
+      POLICY_PORT: '0',
+      MILTER_PORT: '0',
+      SASL_PORT: String(port),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
+  child.stderr.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
+  try {
+    await waitForListening(port, () => output);
+    const accounts = await accountsOf();
+    await run(port, accounts, options.connections, options.warmupS);
+    const cpuBefore = cpuMicros(child.pid!) ?? Number.NaN;
+    const measured = await run(port, accounts, options.connections, options.seconds);
+    const cpu = (cpuMicros(child.pid!) ?? Number.NaN) - cpuBefore;
+    return { ...measured, agentCpuMicrosPerAuth: cpu / measured.authentications };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+  }
+}
+
+async function run(
+  port: number,
+  accounts: Array<{ username: string; password: string }>,
+  connections: number,
+  seconds: number,
+): Promise<Omit<SaslRun, 'agentCpuMicrosPerAuth'>> {
+  const until = performance.now() + seconds * 1000;
+  const latencies: number[] = [];
+  let failures = 0;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: connections }, async (_, c) => {
+      const client = await SaslTestClient.connect(port);
+      await client.handshake();
+      const rip = `203.0.113.${c + 1}`;
+      try {
+        while (performance.now() < until) {
+          const { username, password } = accounts[(next++ * 7919) % accounts.length];
+          const sent = performance.now();
+          const answer = await client.plain(username, password, { rip });
+          latencies.push(performance.now() - sent);
+          if (!answer.startsWith('OK\t')) failures += 1;
+        }
+      } catch {
+        failures += 1;
+      } finally {
+        client.close();
+      }
+    }),
+  );
+  const durationS = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    authPerSecond: latencies.length / durationS,
+    authentications: latencies.length,
+    p99Ms: latencies[Math.floor(latencies.length * 0.99)] ?? Number.NaN,
+    connections,
+    durationS,
+    failures,
+  };
+}
+
+async function waitForListening(port: number, output: () => string): Promise<void> {
+  const deadline = performance.now() + 30_000;
+  for (;;) {
+    try {
+      (await SaslTestClient.connect(port)).close();
+      return;
+    } catch {
+      if (performance.now() > deadline) throw new Error(`The relay agent did not start:\n${output()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
