@@ -262,8 +262,13 @@ describe('Who sent it: one attribution rule', () => {
 
     it('an IPv4 client seen through an IPv6 socket is the same client', async () => {
       const c = await company();
-      await allowIps(c, ['192.0.2.1']);
-      for (const clientAddress of ['192.0.2.1', '::ffff:192.0.2.1', '::ffff:c000:201']) {
+      await allowIps(c, ['198.51.100.77']);
+      for (const clientAddress of [
+        '198.51.100.77',
+        '::ffff:198.51.100.77',
+        '::ffff:c633:644d',
+        '0:0:0:0:0:FFFF:C633:644D',
+      ]) {
         expect(await decide({ clientAddress, sender: '' })).toMatchObject({ companyUuid: c.uuid });
       }
     });

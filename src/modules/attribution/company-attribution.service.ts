@@ -101,6 +101,7 @@ export class CompanyAttribution implements OnModuleInit, OnModuleDestroy {
 
   /** The facts of a company attributed earlier (a queue's, kept by its id). */
   companyById(id: number): Promise<CompanyRelayFacts | null> {
+    this.notices.catchUp();
     return this.companyFacts(id, Date.now());
   }
 

@@ -24,7 +24,7 @@ export interface CompanyStateChange {
  * Committed changes to a company's state, raised by CompanyStateService (and CompaniesService
  * for allowed IPs) after the commit only: a rolled-back change announces nothing. What caches a
  * company's state (the relay decision) listens here to forget it, in this process and in the
- * others on the same PostgreSQL database.
+ * others on the same database.
  */
 @Injectable()
 export class CompanyStateEvents extends ChangeEvents<CompanyStateChange> {

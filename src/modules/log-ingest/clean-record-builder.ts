@@ -57,7 +57,8 @@ export const COUNTED_STATUSES: ReadonlySet<CleanStatus> = new Set([
   'complained',
 ]);
 
-const FINAL = new Set(['sent', 'bounced', 'expired']);
+/** A recipient refused while the client was still sending (`QID: reject: RCPT`) is final too. */
+const FINAL = new Set(['sent', 'bounced', 'expired', 'rejected']);
 /** Provider outcomes replace a Postfix status only once Postfix handed the message over. */
 const HANDED_OVER = new Set<CleanStatus>(['sent', 'delivered', 'bounced', 'complained']);
 
@@ -148,7 +149,7 @@ export function buildQueuedRecord(
     clientIp: queue.clientIp,
     saslUsername: queue.saslUsername,
     remoteQueueId: [...lines].reverse().find((d) => d.remoteQueueId)?.remoteQueueId ?? null,
-    attempts: lines.length,
+    attempts: lines.filter((d) => d.status !== 'rejected').length,
     opened,
     clicked,
     firstSeenAt: new Date(Math.min(...times.map((t) => t.getTime()))),

@@ -145,10 +145,9 @@ export class LogIngestService {
     const parsed: ParsedLine[] = [];
     for (const entry of shipped) {
       if ('skipped' in entry) continue;
-      // A record may carry the host apart and only `program[pid]: message` in its line.
-      const syslog =
-        parseSyslogLine(entry.line, { now, timeZone }) ??
-        (entry.host ? parseSyslogLine(`${entry.host} ${entry.line}`, { now, timeZone }) : null);
+      // The whole line, the line without its time, or only `program[pid]: message` (the host then
+      // from the record): the three forms give the same events.
+      const syslog = parseSyslogLine(entry.line, { now, timeZone });
       if (!syslog) continue;
       const event = parsePostfixMessage(syslog.program, syslog.message);
       if (!event) continue;
@@ -212,6 +211,33 @@ export class LogIngestService {
           break;
         case 'removed':
           update.removedAt = earliest(update.removedAt, at);
+          break;
+        case 'queue-reject':
+          // One recipient of the open transaction refused (or the message, by a milter). Its
+          // `from=` is the client's MAIL FROM: the queue's sender when qmgr has not said it yet,
+          // never identity (that is the `client=` line's alone).
+          update.sender ??= event.from.slice(0, 320);
+          if (!event.to) break;
+          deliveries.push(
+            em.getRepository(PostfixDelivery).create({
+              lineKey: sha256(host, at.toISOString(), line.message),
+              host,
+              queueId: event.queueId,
+              recipient: event.to.toLowerCase().slice(0, 320),
+              origTo: null,
+              at,
+              status: 'rejected',
+              dsn: event.dsn?.slice(0, 16) ?? null,
+              relay: null,
+              delay: null,
+              response: [event.code, event.dsn, event.response]
+                .filter((part) => part !== undefined)
+                .join(' '),
+              remoteQueueId: null,
+              sender: null,
+              clientIp: null,
+            }),
+          );
           break;
         case 'delivery':
           deliveries.push(
