@@ -1,0 +1,427 @@
+import { Logger } from '@nestjs/common';
+import { dkimSign } from 'mailauth/lib/dkim/sign';
+import { MilterDecisions } from './milter-decisions';
+import { cStrings, encodeFrame, Frame, splitStrings } from './milter-protocol';
+import { MilterServer, MilterServerOptions } from './milter-server';
+import { deliveredMessage, dkimResults, dkimTestKey } from './testing/dkim-test-key';
+import { PostfixMilterClient, TestMessage } from './testing/postfix-milter-client';
+
+const ACME = 1;
+const BETA = 2;
+const acmeKey = dkimTestKey();
+const betaKey = dkimTestKey();
+const idnKey = dkimTestKey();
+const DNS = {
+  'rs1._domainkey.acme.test': `v=DKIM1; k=rsa; p=${acmeKey.publicKey}`,
+  'rs2._domainkey.beta.test': `v=DKIM1; k=rsa; p=${betaKey.publicKey}`,
+  'rs3._domainkey.xn--bcher-kva.test': `v=DKIM1; k=rsa; p=${idnKey.publicKey}`,
+};
+
+/** The service's answers: relay users and verified domains of two companies. */
+class FakeDecisions implements MilterDecisions {
+  calls: Array<{ relayUsername?: string; clientAddress?: string; sender?: string }> = [];
+  failing = false;
+  readonly users: Record<string, number> = { 'r-acme': ACME, 'r-beta': BETA };
+  readonly owners: Record<string, number> = {
+    'acme.test': ACME,
+    'beta.test': BETA,
+    'xn--bcher-kva.test': ACME,
+  };
+  readonly keys: Record<string, { selector: string; privateKeyPem: string }> = {
+    'acme.test': { selector: 'rs1', privateKeyPem: acmeKey.privateKeyPem },
+    'beta.test': { selector: 'rs2', privateKeyPem: betaKey.privateKeyPem },
+    'xn--bcher-kva.test': { selector: 'rs3', privateKeyPem: idnKey.privateKeyPem },
+  };
+
+  companyOf(facts: { relayUsername?: string; clientAddress?: string; sender?: string }) {
+    this.calls.push(facts);
+    if (this.failing) return Promise.reject(new Error('connect ECONNREFUSED'));
+    const id = facts.relayUsername ? this.users[facts.relayUsername] : undefined;
+    return Promise.resolve(id ? { id } : null);
+  }
+
+  ownerOf(domain: string) {
+    return Promise.resolve(this.owners[domain] ?? null);
+  }
+
+  signingKey(domain: string) {
+    return Promise.resolve(this.keys[domain] ?? null);
+  }
+}
+
+const headers = (from = 'Acme News <news@acme.test>'): Array<[string, string]> => [
+  ['From', from],
+  ['To', 'jo@example.net'],
+  ['Subject', 'Your invoice\n\tfor November'],
+  ['Date', 'Sun, 22 Nov 2026 02:41:47 +0000'],
+  ['Message-ID', '<20261122024147.000544@acme.test>'],
+  ['MIME-Version', '1.0'],
+  ['Content-Type', 'text/plain; charset=utf-8'],
+  ['Content-Transfer-Encoding', '8bit'],
+  ['X-Mailer', 'not signed'],
+];
+
+const message = (over: Partial<TestMessage> = {}): TestMessage => ({
+  mailFrom: '<news@acme.test>',
+  authUser: 'r-acme',
+  headers: headers(),
+  body: 'Hello Jo,\r\n\r\nyour invoice is attached.\r\n',
+  ...over,
+});
+
+const bodyOf = (m: TestMessage): Buffer =>
+  typeof m.body === 'string'
+    ? Buffer.from(m.body)
+    : Buffer.isBuffer(m.body)
+      ? m.body
+      : Buffer.concat([...m.body]);
+
+function frameBytes(f: Frame): Buffer {
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(f.data.length + 1, 0);
+  head[4] = f.command.charCodeAt(0);
+  return Buffer.concat([head, f.data]);
+}
+
+/** The inserted header of an `i` reply, after checking its index is 0. */
+function inserted(f: Frame): { name: string; value: string } {
+  expect(f.command).toBe('i');
+  expect(f.data.readUInt32BE(0)).toBe(0);
+  const [name, value] = splitStrings(f.data.subarray(4));
+  return { name, value };
+}
+
+async function expectSigned(replies: Frame[], m: TestMessage, domain = 'acme.test') {
+  expect(replies.map((r) => r.command)).toEqual(['i', 'c']);
+  expect(frameBytes(replies[1])).toEqual(Buffer.from([0, 0, 0, 1, 0x63]));
+  const header = inserted(replies[0]);
+  expect(header.name).toBe('DKIM-Signature');
+  expect(header.value).not.toContain('\r');
+  expect(header.value).toMatch(/^v=1; a=rsa-sha256; c=relaxed\/relaxed; d=[a-z0-9.-]+;\n h=/);
+  const results = await dkimResults(deliveredMessage([header], m.headers, bodyOf(m)), DNS);
+  expect(results[0]).toMatchObject({ domain, result: 'pass' });
+  return { header, results };
+}
+
+describe('MilterServer', () => {
+  beforeAll(() => Logger.overrideLogger(false));
+
+  let decisions: FakeDecisions;
+  let server: MilterServer;
+  let port: number;
+  const clients: PostfixMilterClient[] = [];
+
+  async function start(options?: MilterServerOptions) {
+    decisions = new FakeDecisions();
+    server = new MilterServer(decisions, options);
+    port = await server.listen(0, '127.0.0.1');
+  }
+
+  async function client(): Promise<PostfixMilterClient> {
+    const c = await PostfixMilterClient.open(port);
+    clients.push(c);
+    await c.negotiate();
+    await c.connectEvent();
+    return c;
+  }
+
+  beforeEach(() => start());
+  afterEach(async () => {
+    for (const c of clients.splice(0)) c.close();
+    await server.close();
+  });
+
+  it('negotiates version 6, the add-headers action, and no events or replies it does not need', async () => {
+    const c = await PostfixMilterClient.open(port);
+    clients.push(c);
+    await c.write(Buffer.from('0000000d4f00000006000001ff001fffff', 'hex'));
+    const reply = await c.reply();
+    // Version 6; SMFIF_ADDHDRS; SMFIP_NOHELO|NORCPT|NODATA|NOUNKNOWN|NR_HDR and NR_CONN..NR_BODY.
+    expect(frameBytes(reply).toString('hex')).toBe('0000000d4f00000006000000010' + '00ff38a');
+  });
+
+  it('takes only the flags Postfix offers, and answers every event it did not agree to skip', async () => {
+    const c = await PostfixMilterClient.open(port);
+    clients.push(c);
+    const agreed = await c.negotiate({ version: 2, actions: 0x1f, protocol: 0x7f });
+    expect(agreed).toEqual({ version: 2, actions: 1, protocol: 0x0a });
+    await c.connectEvent();
+    const m = message();
+    await expectSigned(await c.message(m), m);
+  });
+
+  it('signs at index 0 with the From domain key, h= the signed headers present; dkim=pass, aligned', async () => {
+    const c = await client();
+    const m = message();
+    const { header, results } = await expectSigned(await c.message(m), m);
+    expect(header.value).toContain(' d=acme.test;');
+    expect(header.value).toContain(' s=rs1;');
+    expect(header.value.replace(/\s+/g, '')).toContain(
+      // mailauth lists them from the bottom up, as a verifier picks repeated headers.
+      'h=Content-Transfer-Encoding:Content-Type:MIME-Version:Message-ID:Date:Subject:To:From;',
+    );
+    expect(results[0].aligned).toBe('acme.test');
+    expect(decisions.calls).toEqual([
+      { relayUsername: 'r-acme', clientAddress: '192.0.2.10', sender: 'news@acme.test' },
+    ]);
+  });
+
+  it('signs a message split into packets at any byte and one pipelined in a single write', async () => {
+    const c = await PostfixMilterClient.open(port);
+    clients.push(c);
+    c.protocol = 0xff38a; // what the milter agrees to, so the whole conversation can be sent at once
+    const m = message({ body: 'x'.repeat(70_000) + '\r\nend\r\n' });
+    const port40000 = Buffer.from([0x9c, 0x40]);
+    const conversation = Buffer.concat([
+      Buffer.from('0000000d4f00000006000001ff001fffff', 'hex'),
+      encodeFrame(
+        'C',
+        Buffer.concat([cStrings('client.example'), Buffer.from('4'), port40000, cStrings('192.0.2.10')]),
+      ),
+      ...c.messageFrames(m),
+      ...c.messageFrames(m),
+    ]);
+    for (let at = 0; at < conversation.length;) {
+      const size = 1 + ((at * 7919) % 13);
+      await c.write(conversation.subarray(at, at + size));
+      at += size;
+    }
+    expect((await c.reply()).command).toBe('O');
+    await expectSigned(await c.endReplies(), m);
+    await expectSigned(await c.endReplies(), m);
+
+    const pipelined = await PostfixMilterClient.open(port);
+    clients.push(pipelined);
+    pipelined.protocol = 0xff38a;
+    await pipelined.write(conversation);
+    expect((await pipelined.reply()).command).toBe('O');
+    await expectSigned(await pipelined.endReplies(), m);
+    await expectSigned(await pipelined.endReplies(), m);
+  });
+
+  it('never answers ABORT, even twice, and starts the next message afresh', async () => {
+    const c = await client();
+    const before = Buffer.concat(c.received).length;
+    const frames = [...c.messageFrames(message({ headers: headers('x@beta.test') }))];
+    for (const f of frames.slice(0, -2)) await c.write(f); // up to the body, not the end
+    await c.abort();
+    await c.abort();
+    const m = message();
+    await expectSigned(await c.message(m), m);
+    // Nothing was written for the aborted message: the only bytes are this message's answer.
+    const after = Buffer.concat(c.received).subarray(before);
+    expect(after[4]).toBe(0x69);
+  });
+
+  it('carries several messages of different companies on one connection, each signed by its own domain', async () => {
+    const c = await client();
+    const acme = message();
+    const beta = message({
+      authUser: 'r-beta',
+      mailFrom: '<a@beta.test>',
+      headers: headers('<a@beta.test>'),
+    });
+    const idn = message({ headers: headers('Bücher <verkauf@bücher.test>') });
+    await expectSigned(await c.message(acme), acme);
+    await expectSigned(await c.message(beta), beta, 'beta.test');
+    const signed = await expectSigned(await c.message(idn), idn, 'xn--bcher-kva.test');
+    expect(signed.header.value).toContain(' s=rs3;');
+    await expectSigned(await c.message(acme), acme);
+  });
+
+  it("refuses a From of a domain the company has not verified, another company's included: 550 5.7.1", async () => {
+    const c = await client();
+    const replies = await c.message(message({ headers: headers('"CEO" <ceo@Beta.Test.>') }));
+    expect(replies.map(frameBytes)).toEqual([
+      Buffer.concat([
+        Buffer.from([0, 0, 0, 66, 0x79]),
+        Buffer.from('550 5.7.1 From domain beta.test is not verified for this account\0'),
+      ]),
+    ]);
+    const second = await c.message(message({ headers: headers('news@acme.test, x@nowhere.test') }));
+    expect(second[0].data.toString()).toBe(
+      '550 5.7.1 From domain nowhere.test is not verified for this account\0',
+    );
+    const unknown = await c.message(message({ authUser: undefined }));
+    expect(unknown[0].data.toString()).toBe(
+      '550 5.7.1 From domain acme.test is not verified for this account\0',
+    );
+    const subdomain = await c.message(message({ headers: headers('news@mail.acme.test') }));
+    expect(subdomain[0].data.toString()).toBe(
+      '550 5.7.1 From domain mail.acme.test is not verified for this account\0',
+    );
+    const literal = await c.message(message({ headers: headers('ceo@[192.0.2.1]') }));
+    expect(literal[0].data.toString()).toBe(
+      '550 5.7.1 From domain [192.0.2.1] is not verified for this account\0',
+    );
+    const noDomain = await c.message(message({ headers: headers('ceo@') }));
+    expect(noDomain[0].data.toString()).toBe(
+      '550 5.7.1 From domain (none) is not verified for this account\0',
+    );
+  });
+
+  it('accepts it unsigned when RELAY_REQUIRE_VERIFIED_DOMAIN is off', async () => {
+    await server.close();
+    await start({ requireVerifiedDomain: false });
+    const c = await client();
+    const replies = await c.message(message({ headers: headers('x@nowhere.test') }));
+    expect(replies.map(frameBytes)).toEqual([Buffer.from([0, 0, 0, 1, 0x63])]);
+  });
+
+  it('refuses a message without a From header, or with two: 550 5.6.0', async () => {
+    const c = await client();
+    const none = await c.message(message({ headers: headers().slice(1) }));
+    expect(frameBytes(none[0])).toEqual(
+      Buffer.concat([
+        Buffer.from([0, 0, 0, 47, 0x79]),
+        Buffer.from('550 5.6.0 Message has 0 From headers, not one\0'),
+      ]),
+    );
+    const two = await c.message(message({ headers: [['From', 'news@acme.test'], ...headers()] }));
+    expect(two[0].data.toString()).toBe('550 5.6.0 Message has 2 From headers, not one\0');
+    const empty = await c.message(
+      message({ headers: [['From', 'undisclosed-recipients:;'], ...headers().slice(1)] }),
+    );
+    expect(empty[0].data.toString()).toBe('550 5.6.0 From header has no address\0');
+  });
+
+  it('tempfails when a decision cannot be made (database unreachable), never accepting unsigned', async () => {
+    const c = await client();
+    decisions.failing = true;
+    expect((await c.message(message())).map(frameBytes)).toEqual([Buffer.from([0, 0, 0, 1, 0x74])]);
+    decisions.failing = false;
+    delete decisions.keys['acme.test'];
+    expect((await c.message(message())).map(frameBytes)).toEqual([Buffer.from([0, 0, 0, 1, 0x74])]);
+  });
+
+  it("accepts Postfix's own mail as is: the null sender, and local submissions (no real client)", async () => {
+    const bounce = await client();
+    expect(
+      (await bounce.message(message({ mailFrom: '<>', headers: headers('x@nowhere.test') }))).map(frameBytes),
+    ).toEqual([Buffer.from([0, 0, 0, 1, 0x63])]);
+    const local = await PostfixMilterClient.open(port);
+    clients.push(local);
+    await local.negotiate();
+    await local.connectEvent({ hostname: 'localhost', family: '4', port: 0, address: '127.0.0.1' });
+    expect((await local.message(message({ authUser: undefined }))).map(frameBytes)).toEqual([
+      Buffer.from([0, 0, 0, 1, 0x63]),
+    ]);
+    expect(decisions.calls).toEqual([]);
+  });
+
+  it("keeps a customer's own DKIM-Signature: both signatures verify", async () => {
+    const c = await client();
+    const body = 'Signed twice.\r\n';
+    const own = await dkimSign(deliveredMessage([], headers(), Buffer.from(body)), {
+      signatureData: [{ signingDomain: 'beta.test', selector: 'rs2', privateKey: betaKey.privateKeyPem }],
+    } as never);
+    const ownHeader = own.signatures
+      .trim()
+      .replace(/^DKIM-Signature: /, '')
+      .replace(/\r\n/g, '\n');
+    const m = message({ body, headers: [['DKIM-Signature', ownHeader], ...headers()] });
+    const replies = await c.message(m);
+    const header = inserted(replies[0]);
+    const results = await dkimResults(deliveredMessage([header], m.headers, Buffer.from(body)), DNS);
+    expect(results.map((r) => [r.domain, r.result])).toEqual([
+      ['acme.test', 'pass'],
+      ['beta.test', 'pass'],
+    ]);
+  });
+
+  it('signs an 8-bit body and a 25 MB body as they stream, without keeping them', async () => {
+    const c = await client();
+    const eightBit = message({
+      body: Buffer.from('Grüße aus Jakarta — ünïcödé\r\n\tindented  line  \r\n\r\n\r\n', 'utf8'),
+    });
+    await expectSigned(await c.message(eightBit), eightBit);
+
+    const line = Buffer.from(
+      '0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ  \t trailing  \r\n',
+    );
+    const lines = Math.ceil((25 * 1024 * 1024) / line.length);
+    // The body is generated chunk by chunk, so neither side holds it; the verifier gets it once.
+    function* body(): Generator<Buffer> {
+      const block = Buffer.concat(Array.from({ length: 800 }, () => line));
+      for (let i = 0; i < lines; i += 800) yield block.subarray(0, Math.min(800, lines - i) * line.length);
+    }
+    global.gc?.();
+    const before = process.memoryUsage();
+    let peakRss = before.rss;
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);
+    const big = message({ body: body() });
+    const replies = await c.message(big);
+    clearInterval(sampler);
+    const growth = (peakRss - before.rss) / 1024 / 1024;
+    console.log(
+      `25 MB message: RSS ${Math.round(before.rss / 1048576)} MB before, peak +${growth.toFixed(1)} MB`,
+    );
+    expect(growth).toBeLessThan(25);
+    const header = inserted(replies[0]);
+    const delivered = deliveredMessage([header], big.headers, Buffer.concat([...body()]));
+    expect(delivered.length).toBeGreaterThan(25 * 1024 * 1024);
+    expect((await dkimResults(delivered, DNS))[0]).toMatchObject({ domain: 'acme.test', result: 'pass' });
+  }, 120_000);
+
+  it('stops reading a client that does not read its replies, and answers everything once it does', async () => {
+    const c = await client();
+    c.socket.pause();
+    // The smallest refused message, so that its replies outgrow the loopback socket buffers quickly.
+    const frames = Buffer.concat([
+      encodeFrame('M', cStrings('<x@nowhere.test>')),
+      encodeFrame('L', cStrings('From', 'x@nowhere.test')),
+      encodeFrame('N'),
+      encodeFrame('E'),
+    ]);
+    // Batches are written without waiting for drain until the milter stops taking them: the
+    // loopback buffers' size varies from run to run, so the test writes until they are full.
+    const batch = Buffer.concat(Array.from({ length: 5000 }, () => frames));
+    let writes = 0;
+    while (writes < 1_000_000) {
+      c.socket.write(batch);
+      writes += 5000;
+      await waitFor(() => stable(decisions.calls.length));
+      if (decisions.calls.length < writes && c.socket.writableLength > 0) break;
+    }
+    expect(decisions.calls.length).toBeLessThan(writes);
+    expect(c.socket.writableLength).toBeGreaterThan(0);
+    c.socket.resume();
+    const commands = new Set<string>();
+    for (let i = 0; i < writes; i += 1) commands.add((await c.reply()).command);
+    expect([...commands]).toEqual(['y']);
+    expect(decisions.calls.length).toBe(writes);
+  }, 60_000);
+
+  it('closes a connection announcing an absurd frame length', async () => {
+    const c = await PostfixMilterClient.open(port);
+    clients.push(c);
+    await c.write(Buffer.from('7fffffff4f', 'hex'));
+    await c.whenClosed();
+  });
+
+  it('closes on QUIT', async () => {
+    const c = await client();
+    await c.quit();
+    await c.whenClosed();
+  });
+});
+
+let lastValue = -1;
+let sameSince = 0;
+/** True once the value has not changed for 200 ms (the milter stopped taking frames). */
+function stable(value: number): boolean {
+  const now = Date.now();
+  if (value !== lastValue) {
+    lastValue = value;
+    sameSince = now;
+  }
+  return now - sameSince >= 200;
+}
+
+async function waitFor(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -1,0 +1,423 @@
+import { Logger } from '@nestjs/common';
+import { AddressInfo, createServer, Server, Socket } from 'node:net';
+import { BodyHash, dkimSignature, privateKeyOf, SigningKey } from './dkim-signature';
+import { fromAddresses, printableDomain } from './from-header';
+import { MilterDecisions } from './milter-decisions';
+import {
+  Action,
+  Command,
+  ConnectInfo,
+  continueReply,
+  decodeConnect,
+  decodeHeader,
+  decodeMacros,
+  decodeOptionNegotiation,
+  encodeOptionNegotiation,
+  Frame,
+  FrameReader,
+  insertHeader,
+  MILTER_VERSION,
+  MilterProtocolError,
+  NO_REPLY_FLAG,
+  Protocol,
+  replyCode,
+  splitStrings,
+  tempfailReply,
+} from './milter-protocol';
+
+export interface MilterServerOptions {
+  /** RELAY_REQUIRE_VERIFIED_DOMAIN: refuse a From: domain the sending company has not verified (default true). */
+  requireVerifiedDomain?: boolean;
+  /** A frame announcing more than this closes the connection (Postfix sends body chunks of 65,535 bytes). */
+  maxFrameBytes?: number;
+  /** Header bytes kept for signing, past which the message is refused. */
+  maxHeaderBytes?: number;
+}
+
+/**
+ * What the milter asks Postfix for. Events: no HELO, RCPT, DATA or unknown commands; no reply
+ * to CONNECT, MAIL, each header, end of headers or body chunks, so Postfix streams a message
+ * without waiting and only end of message is answered. Each flag is taken only when Postfix
+ * offers it (milter_protocol), and the replies follow what was agreed.
+ */
+export const WANTED_PROTOCOL =
+  Protocol.NoHelo |
+  Protocol.NoRcpt |
+  Protocol.NoData |
+  Protocol.NoUnknown |
+  Protocol.NoReplyConnect |
+  Protocol.NoReplyHelo |
+  Protocol.NoReplyMail |
+  Protocol.NoReplyRcpt |
+  Protocol.NoReplyData |
+  Protocol.NoReplyUnknown |
+  Protocol.NoReplyHeader |
+  Protocol.NoReplyEndOfHeaders |
+  Protocol.NoReplyBody;
+
+/** Only the DKIM-Signature is added (SMFIR_INSHEADER needs the add-headers action). */
+export const WANTED_ACTIONS = Action.AddHeaders;
+
+/**
+ * DKIM signing and From alignment for Postfix (`smtpd_milters`, `non_smtpd_milters`): the
+ * milter protocol version 6 over TCP, several messages a connection. Every message gets one
+ * answer at its end: accepted (with its DKIM-Signature at the top when its From: domain is the
+ * sending company's), refused (550), or tempfail when the service cannot decide.
+ */
+export class MilterServer {
+  private readonly logger = new Logger(MilterServer.name);
+  private readonly server: Server;
+  private readonly connections = new Set<MilterConnection>();
+  private readonly options: Required<MilterServerOptions>;
+
+  constructor(
+    private readonly decisions: MilterDecisions,
+    options: MilterServerOptions = {},
+  ) {
+    this.options = {
+      requireVerifiedDomain: options.requireVerifiedDomain ?? true,
+      maxFrameBytes: options.maxFrameBytes ?? 1024 * 1024,
+      maxHeaderBytes: options.maxHeaderBytes ?? 1024 * 1024,
+    };
+    this.server = createServer((socket) => this.serve(socket));
+  }
+
+  listen(port: number, host = '127.0.0.1'): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve((this.server.address() as AddressInfo).port);
+      });
+    });
+  }
+
+  /** Stops accepting; each connection closes once the message it is answering is answered. */
+  close(): Promise<void> {
+    for (const connection of this.connections) connection.end();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private serve(socket: Socket): void {
+    socket.setNoDelay(true);
+    const connection = new MilterConnection(socket, this.decisions, this.options, this.logger);
+    this.connections.add(connection);
+    socket.on('close', () => this.connections.delete(connection));
+  }
+}
+
+type Outcome =
+  | { kind: 'accept' }
+  | { kind: 'sign'; key: SigningKey }
+  | { kind: 'refuse'; reply: string }
+  | { kind: 'tempfail' };
+
+const ACCEPT: Outcome = { kind: 'accept' };
+const TEMPFAIL: Outcome = { kind: 'tempfail' };
+
+/** One message from MAIL to end of message or abort. */
+class Message {
+  readonly headers: Array<{ name: string; value: string }> = [];
+  headerBytes = 0;
+  tooBig = false;
+  bodyHash: BodyHash | null;
+  /** Decided from the envelope and headers at end of headers, while the body still arrives. */
+  outcome: Promise<Outcome> | null = null;
+  settled: Outcome | null = null;
+
+  constructor(
+    /** Postfix's own mail (null sender, local submission): accepted as it is, nothing kept. */
+    readonly asIs: boolean,
+  ) {
+    this.bodyHash = asIs ? null : new BodyHash();
+  }
+
+  /** Whether the body still matters (the message may be signed). */
+  get hashing(): boolean {
+    return this.bodyHash !== null && (this.settled === null || this.settled.kind === 'sign');
+  }
+}
+
+class MilterConnection {
+  private readonly reader: FrameReader;
+  private protocol = 0;
+  private connect: ConnectInfo | null = null;
+  private readonly macros = new Map<string, Map<string, string>>();
+  private message: Message | null = null;
+  private busy = false;
+  private waitingForDrain = false;
+  private ending = false;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly decisions: MilterDecisions,
+    private readonly options: Required<MilterServerOptions>,
+    private readonly logger: Logger,
+  ) {
+    this.reader = new FrameReader(options.maxFrameBytes);
+    socket.on('data', (chunk: Buffer) => {
+      this.reader.push(chunk);
+      this.pump();
+    });
+    socket.on('drain', () => {
+      this.waitingForDrain = false;
+      this.pump();
+    });
+    socket.on('error', () => socket.destroy());
+  }
+
+  end(): void {
+    this.ending = true;
+    if (!this.busy) this.socket.end();
+  }
+
+  /**
+   * Handles the frames received, one at a time: while an end of message is being answered, or
+   * the client does not read its replies, the socket is not read, so neither a fast nor a
+   * stalled Postfix grows memory beyond one socket read.
+   */
+  private pump(): void {
+    while (!this.busy && !this.waitingForDrain && !this.ending && !this.socket.destroyed) {
+      let frame: Frame | null;
+      let pending: Promise<void> | undefined;
+      try {
+        frame = this.reader.next();
+        if (frame === null) {
+          this.socket.resume();
+          return;
+        }
+        pending = this.handle(frame);
+      } catch (e: unknown) {
+        if (!(e instanceof MilterProtocolError)) throw e;
+        this.logger.warn(`Milter protocol error (${e.message}): closing the connection`);
+        this.socket.destroy();
+        return;
+      }
+      if (pending) {
+        this.busy = true;
+        void pending.finally(() => {
+          this.busy = false;
+          if (this.ending) this.socket.end();
+          else this.pump();
+        });
+      }
+    }
+    this.socket.pause();
+  }
+
+  private handle({ command, data }: Frame): Promise<void> | undefined {
+    switch (command) {
+      case Command.OptionNegotiation:
+        return this.negotiate(data);
+      case Command.Macro: {
+        const { event, macros } = decodeMacros(data);
+        this.macros.set(event, macros);
+        return;
+      }
+      case Command.Connect:
+        this.connect = decodeConnect(data);
+        break;
+      case Command.Mail:
+        this.message = this.startMessage(splitStrings(data)[0] ?? '');
+        break;
+      case Command.Header:
+        this.keepHeader(decodeHeader(data));
+        break;
+      case Command.EndOfHeaders:
+        this.decide();
+        break;
+      case Command.Body:
+        this.hash(data);
+        break;
+      case Command.EndOfMessage:
+        if (data.length > 0) this.hash(data);
+        return this.finish();
+      case Command.Abort:
+        this.resetMessage();
+        return;
+      case Command.QuitNewConnection:
+        this.resetMessage();
+        this.connect = null;
+        this.macros.clear();
+        return;
+      case Command.Quit:
+        this.ending = true;
+        this.socket.end();
+        return;
+      case Command.Helo:
+      case Command.Rcpt:
+      case Command.Data:
+      case Command.Unknown:
+        break;
+      default:
+        throw new MilterProtocolError(`unknown command ${JSON.stringify(command)}`);
+    }
+    if ((this.protocol & NO_REPLY_FLAG[command]) === 0) this.write(continueReply());
+  }
+
+  private negotiate(data: Buffer): undefined {
+    const offer = decodeOptionNegotiation(data);
+    if (offer.version < 2) throw new MilterProtocolError(`milter protocol version ${offer.version}`);
+    if ((offer.actions & WANTED_ACTIONS) !== WANTED_ACTIONS) {
+      throw new MilterProtocolError('the MTA does not let a milter add headers');
+    }
+    this.protocol = offer.protocol & WANTED_PROTOCOL;
+    this.write(
+      encodeOptionNegotiation({
+        version: Math.min(offer.version, MILTER_VERSION),
+        actions: WANTED_ACTIONS,
+        protocol: this.protocol,
+      }),
+    );
+    return undefined;
+  }
+
+  private macro(name: string): string | undefined {
+    for (const event of [Command.Mail, Command.Connect, Command.Helo, Command.Rcpt, Command.Data]) {
+      const value = this.macros.get(event)?.get(name);
+      if (value) return value;
+    }
+    return undefined;
+  }
+
+  private startMessage(mailFrom: string): Message {
+    const sender = mailFrom.replace(/^<(.*)>$/, '$1').trim();
+    return new Message(sender === '' || this.clientAddress() === undefined);
+  }
+
+  /** The SMTP client's address; none for Postfix's own submissions (pickup, no real peer: port 0). */
+  private clientAddress(): string | undefined {
+    const c = this.connect;
+    if (!c || (c.family !== '4' && c.family !== '6') || c.port === 0 || !c.address) return undefined;
+    return c.address.replace(/^IPv6:/i, '');
+  }
+
+  private currentMessage(): Message {
+    this.message ??= this.startMessage('');
+    return this.message;
+  }
+
+  private keepHeader(header: { name: string; value: string }): void {
+    const message = this.currentMessage();
+    if (message.asIs || message.tooBig) return;
+    message.headerBytes += header.name.length + header.value.length + 4;
+    if (message.headerBytes > this.options.maxHeaderBytes) {
+      message.tooBig = true;
+      message.headers.length = 0;
+      return;
+    }
+    message.headers.push(header);
+  }
+
+  private hash(chunk: Buffer): void {
+    const message = this.currentMessage();
+    if (message.hashing) message.bodyHash?.update(chunk);
+  }
+
+  private decide(): void {
+    const message = this.currentMessage();
+    if (message.outcome) return;
+    message.outcome = this.outcomeOf(message).then(
+      (outcome) => (message.settled = outcome),
+      (e: unknown) => {
+        this.logger.error({ err: e }, 'Milter decision failed: tempfail');
+        return (message.settled = TEMPFAIL);
+      },
+    );
+  }
+
+  private async outcomeOf(message: Message): Promise<Outcome> {
+    if (message.asIs) return ACCEPT;
+    if (message.tooBig) return { kind: 'refuse', reply: '552 5.3.4 Message header size exceeds limit' };
+    const froms = message.headers.filter((h) => h.name.toLowerCase() === 'from');
+    if (froms.length !== 1) {
+      return { kind: 'refuse', reply: `550 5.6.0 Message has ${froms.length} From headers, not one` };
+    }
+    const addresses = fromAddresses(froms[0].value);
+    if (addresses.length === 0) return { kind: 'refuse', reply: '550 5.6.0 From header has no address' };
+
+    const company = await this.decisions.companyOf({
+      relayUsername: this.macro('auth_authen'),
+      clientAddress: this.clientAddress(),
+      sender: addresses[0].address,
+    });
+    const domains = [...new Set(addresses.map((a) => a.domain).filter((d): d is string => d !== null))];
+    const owners = new Map(
+      await Promise.all(domains.map(async (d) => [d, await this.decisions.ownerOf(d)] as const)),
+    );
+    const foreign = addresses.find(
+      (a) => company === null || a.domain === null || owners.get(a.domain) !== company.id,
+    );
+    if (foreign !== undefined && this.options.requireVerifiedDomain) {
+      const shown = printableDomain(foreign.domain ?? foreign.written);
+      this.logger.log(`Milter refused From domain ${shown} (company ${company?.id ?? 'none'})`);
+      return { kind: 'refuse', reply: `550 5.7.1 From domain ${shown} is not verified for this account` };
+    }
+
+    const domain = addresses[0].domain;
+    if (!company || domain === null || owners.get(domain) !== company.id) return ACCEPT;
+    const key = await this.decisions.signingKey(domain);
+    if (!key) {
+      this.logger.error(`No DKIM key for the verified domain ${domain}: tempfail`);
+      return TEMPFAIL;
+    }
+    return {
+      kind: 'sign',
+      key: { domain, selector: key.selector, privateKey: privateKeyOf(key.privateKeyPem) },
+    };
+  }
+
+  private async finish(): Promise<void> {
+    const message = this.currentMessage();
+    this.decide();
+    const outcome = await (message.outcome as Promise<Outcome>);
+    this.message = null;
+    switch (outcome.kind) {
+      case 'accept':
+        return this.write(continueReply());
+      case 'refuse':
+        return this.write(replyCode(outcome.reply));
+      case 'tempfail':
+        return this.write(tempfailReply());
+      case 'sign':
+        try {
+          const header = await dkimSignature(
+            headerBlock(message.headers),
+            (message.bodyHash as BodyHash).digest(),
+            outcome.key,
+            new Date(),
+          );
+          this.write(Buffer.concat([insertHeader(0, header.name, header.value), continueReply()]));
+        } catch (e: unknown) {
+          this.logger.error({ err: e }, `DKIM signing for ${outcome.key.domain} failed: tempfail`);
+          this.write(tempfailReply());
+        }
+    }
+  }
+
+  private resetMessage(): void {
+    this.message = null;
+    for (const event of [
+      Command.Mail,
+      Command.Rcpt,
+      Command.Data,
+      Command.EndOfHeaders,
+      Command.EndOfMessage,
+    ]) {
+      this.macros.delete(event);
+    }
+  }
+
+  private write(bytes: Buffer): void {
+    if (this.socket.destroyed) return;
+    if (!this.socket.write(bytes)) this.waitingForDrain = true;
+  }
+}
+
+/** The headers as mailauth reads a message's header block: `Name: value`, folded lines and ends CRLF. */
+function headerBlock(headers: Array<{ name: string; value: string }>): Buffer {
+  return Buffer.from(
+    headers.map((h) => `${h.name}: ${h.value.replace(/\r?\n/g, '\r\n')}\r\n`).join('') + '\r\n',
+    'latin1',
+  );
+}
