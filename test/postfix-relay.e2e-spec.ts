@@ -1,16 +1,15 @@
 import { NestFactory } from '@nestjs/core';
 import { INestApplicationContext } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { dirname } from 'node:path';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { Domain } from '../src/modules/domains/entities/domain.entity';
-import { RelayDecisionService } from '../src/modules/internal/relay-decision.service';
+import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
 import { startPolicyServer } from '../src/policy-server/main';
 import { PolicyServer } from '../src/policy-server/policy-server';
 import { PolicyServerModule } from '../src/policy-server/policy-server.module';
-import { bearer, createActiveUser } from './support/factories';
+import { bearer, createActiveUser, createAdmin } from './support/factories';
 import {
   flushQueue,
   POSTFIX_LOG,
@@ -34,13 +33,32 @@ if (!available.ok) {
 /**
  * A stock Postfix asks the service, through the policy server, before it relays (issue 9): the
  * messages are sent with swaks to Postfix on port 25, and what is relayed reaches a loopback
- * SMTP sink as Postfix's next hop.
+ * SMTP sink as Postfix's next hop. The policy server is its own application on the API's
+ * database (`npm run policy-server`), as production runs the two side by side: what the API
+ * changes reaches it only as the other processes hear of it.
  */
 (available.ok ? describe : describe.skip)('A real Postfix in front of the relay decision', () => {
   let t: TestApp;
   let sink: SmtpSink;
+  let policyApp: INestApplicationContext;
   let policy: PolicyServer;
   let policyPort: number;
+
+  /** The policy server's application (PolicyServerModule alone) on the same database as the API under test. */
+  async function policyApplication(): Promise<INestApplicationContext> {
+    const options = t.dataSource.options;
+    const env =
+      options.type === 'postgres'
+        ? { DATABASE_URL: String(options.url) }
+        : { DATA_DIR: dirname(String(options.database)), DATABASE_URL: '' };
+    const saved = { ...process.env };
+    Object.assign(process.env, { NODE_ENV: 'test', LOG_LEVEL: 'silent', ...env });
+    try {
+      return await NestFactory.createApplicationContext(PolicyServerModule, { logger: false });
+    } finally {
+      process.env = saved;
+    }
+  }
 
   /** A paid company in `state` with its owner; its verified sender domain when `domain` is given. */
   async function company(state: Partial<Company>, domain?: string) {
@@ -100,12 +118,14 @@ if (!available.ok) {
   beforeAll(async () => {
     sink = await new SmtpSink().start();
     t = await createTestApp({ env: { LOG_SHIPPER_API_KEY: LOG_SHIPPER_KEY } });
-    ({ server: policy, port: policyPort } = await startPolicyServer(t.app, 0));
+    policyApp = await policyApplication();
+    ({ server: policy, port: policyPort } = await startPolicyServer(policyApp, 0));
     await startPostfix({ policyPort, relayPort: sink.port });
   }, 60_000);
   afterAll(async () => {
     stopPostfix();
     await policy?.close();
+    await policyApp?.close();
     await t?.close();
     await sink?.stop();
   });
@@ -153,28 +173,54 @@ if (!available.ok) {
     );
   }, 60_000);
 
-  it('still relays to a suppressed recipient: the decision reports it, Postfix is not told to refuse', async () => {
+  it('refuses a suppressed recipient alone (554 5.7.1 with the reason) and relays to the others', async () => {
     const epsilon = await company({}, 'epsilon-postfix.test');
     const suppression = t.dataSource.getRepository(SuppressionEntry);
-    await suppression.save(
+    await suppression.save([
       suppression.create({
         companyId: epsilon.id,
         email: 'bounced@example.net',
         reason: 'hard_bounce',
         source: 'log',
       }),
+      suppression.create({
+        companyId: null,
+        email: 'trap@example.net',
+        reason: 'complaint',
+        source: 'admin',
+      }),
+    ]);
+    const sent = await swaks(
+      'news@epsilon-postfix.test',
+      'bounced@example.net,trap@example.net,kept@example.net',
+      'suppressed recipient',
     );
-    const decision = await t.app.get(RelayDecisionService).decide({
-      sender: 'news@epsilon-postfix.test',
-      recipients: ['bounced@example.net'],
-    });
-    expect(decision).toMatchObject({
-      allowed: true,
-      rejectedRecipients: [{ email: 'bounced@example.net', reason: 'hard_bounce' }],
-    });
-    const sent = await swaks('news@epsilon-postfix.test', 'bounced@example.net', 'suppressed recipient');
-    expect(sent.code).toBe(0);
-    expect(await relayed('suppressed recipient')).toEqual(['bounced@example.net']);
+    expect(sent.transcript).toContain(
+      '554 5.7.1 <bounced@example.net>: Recipient address rejected: recipient suppressed (hard_bounce)',
+    );
+    expect(sent.transcript).toContain(
+      '554 5.7.1 <trap@example.net>: Recipient address rejected: recipient suppressed (complaint)',
+    );
+    expect(await relayed('suppressed recipient')).toEqual(['kept@example.net']);
+  }, 60_000);
+
+  it('a suspension made through the API refuses the very next message (the policy server is another process)', async () => {
+    const admin = await createAdmin(t, 'admin');
+    const eta = await company({}, 'eta-postfix.test');
+    // Relayed once: the policy server's process now holds the company in its cache.
+    expect((await swaks('news@eta-postfix.test', 'jo@example.net', 'before the suspension')).code).toBe(0);
+    await t
+      .http()
+      .patch(`/api/v1/admins/companies/${eta.uuid}`)
+      .set(...bearer(admin.accessToken))
+      .send({ status: 'suspended', suspendedReason: 'abuse report' })
+      .expect(200);
+    const sent = await swaks('news@eta-postfix.test', 'jo@example.net', 'after the suspension');
+    expect(sent.transcript).toContain(
+      '554 5.7.1 <jo@example.net>: Recipient address rejected: account suspended',
+    );
+    expect(await relayed('before the suspension')).toEqual(['jo@example.net']);
+    expect(sink.mails.filter((m) => m.subject === 'after the suspension')).toEqual([]);
   }, 60_000);
 
   it('logs what it did to its own log file (for the log shipper)', () => {
@@ -266,50 +312,30 @@ if (!available.ok) {
       expect(entry).toMatchObject({ reason: 'hard_bounce', source: 'log' });
       expect((await t.dataSource.getRepository(Company).findOneByOrFail({ id: zeta.id })).used).toBe(2);
     }, 60_000);
-  });
 
-  describe('npm run policy-server (the standalone application)', () => {
-    let app: INestApplicationContext;
-    beforeAll(async () => {
-      // The same database as the API under test, as production runs the two side by side.
-      const options = t.dataSource.options;
-      const env =
-        options.type === 'postgres'
-          ? { DATABASE_URL: String(options.url) }
-          : { DATA_DIR: dirname(String(options.database)), DATABASE_URL: '' };
-      const saved = { ...process.env };
-      Object.assign(process.env, { NODE_ENV: 'test', LOG_LEVEL: 'silent', ...env });
-      try {
-        app = await NestFactory.createApplicationContext(PolicyServerModule, { logger: false });
-      } finally {
-        process.env = saved;
-      }
-    });
-    afterAll(() => app?.close());
+    it('a sasl_username forged in MAIL FROM, logged by a QID reject line, charges the sender and nobody else', async () => {
+      const victim = await company({});
+      const theta = await company({}, `theta-${domain}`);
+      const forged = `"a>, client=h[1.2.3.4], sasl_username=${victim.relayUsername}, b="@theta-${domain}`;
+      // The second recipient is refused by Postfix itself (reject_non_fqdn_recipient) after the
+      // first opened the queue file: Postfix logs `QID: reject: RCPT …; from=<forged> to=<…>`.
+      const sent = await swaks(forged, 'paid@example.net,bad@nowhere', 'forged sender');
+      expect(sent.transcript).toMatch(/504 5\.5\.2 <bad@nowhere>: Recipient address rejected/);
+      const queueId = /queued as ([0-9A-F]+)/.exec(sent.transcript)![1];
+      await logged(new RegExp(`${queueId}: reject: RCPT from .*sasl_username=${victim.relayUsername}`));
+      // The next hop (smtp-server) refuses that MAIL FROM's syntax: Postfix bounces the message,
+      // which counts against the quota as a delivery would.
+      await logged(new RegExp(`${queueId}: to=<paid@example\\.net>.*status=bounced`));
 
-    it('loads only the relay decision and answers from the shared database', async () => {
-      const { server, port } = await startPolicyServer(app, 0);
-      try {
-        const answer = await new Promise<string>((resolve, reject) => {
-          const socket = connect(port, '127.0.0.1');
-          let text = '';
-          socket.setEncoding('utf8');
-          socket.on('data', (d: string) => {
-            text += d;
-            if (text.endsWith('\n\n')) {
-              socket.end();
-              resolve(text);
-            }
-          });
-          socket.on('error', reject);
-          socket.write(
-            'request=smtpd_access_policy\nprotocol_state=RCPT\nclient_address=192.0.2.9\nsender=news@beta-postfix.test\nrecipient=jo@example.net\n\n',
-          );
-        });
-        expect(answer).toBe('action=OK\n\n');
-      } finally {
-        await server.close();
-      }
-    });
+      await shipLog();
+      const companies = t.dataSource.getRepository(Company);
+      expect((await companies.findOneByOrFail({ id: victim.id })).used).toBe(0);
+      expect((await companies.findOneByOrFail({ id: theta.id })).used).toBe(1);
+      const records = await t.dataSource.getRepository(CleanLog).findBy({ queueId });
+      expect(records.map((r) => [r.recipient, r.status, r.companyId, r.saslUsername]).sort()).toEqual([
+        ['bad@nowhere', 'rejected', theta.id, null],
+        ['paid@example.net', 'bounced', theta.id, null],
+      ]);
+    }, 60_000);
   });
 });

@@ -29,6 +29,8 @@ export async function startPostfix(options: { policyPort: number; relayPort: num
     smtp_tls_security_level: 'none',
     compatibility_level: '3.6',
     smtpd_relay_restrictions: `check_policy_service inet:127.0.0.1:${options.policyPort}, reject`,
+    // One recipient of an open transaction refused by Postfix itself: logged as `QID: reject: RCPT`.
+    smtpd_recipient_restrictions: 'reject_non_fqdn_recipient',
     // Answers of the policy service are not cached between tests' messages.
     smtpd_policy_service_reuse_count_limit: '1',
   });
@@ -55,10 +57,11 @@ export interface SwaksResult {
 }
 
 /**
- * Sends one message with swaks to Postfix on 127.0.0.1:25. Asynchronous on purpose: the policy
+ * Sends one message with swaks to Postfix on 127.0.0.1:25 (`to`: one address, or several
+ * separated by commas; `extra`: more swaks options). Asynchronous on purpose: the policy
  * server answering Postfix may run in this very process.
  */
-export function swaks(from: string, to: string, subject: string): Promise<SwaksResult> {
+export function swaks(from: string, to: string, subject: string, extra: string[] = []): Promise<SwaksResult> {
   return new Promise((resolve, reject) => {
     const child = spawn('swaks', [
       '--server',
@@ -73,6 +76,7 @@ export function swaks(from: string, to: string, subject: string): Promise<SwaksR
       'Hello from the relay test.',
       '--timeout',
       '20',
+      ...extra,
     ]);
     let transcript = '';
     child.stdout.on('data', (d: Buffer) => (transcript += d.toString()));
