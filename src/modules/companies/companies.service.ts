@@ -3,13 +3,13 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { Between, In, Repository } from 'typeorm';
 import { BadRequestError, NotFoundError } from '../../common/errors/domain-error';
-import { PasswordService } from '../auth/password.service';
 import { NotificationRecipients } from '../notifications/notification-recipients';
 import { PackageReferences } from '../packages/package-references';
 import { PackagesService } from '../packages/packages.service';
 import { utcDayOf } from '../../common/validation/date-filter';
 import { normalizeAllowedIps } from './allowed-ips';
 import { CompanyStateEvents } from './company-state-events';
+import { relayPasswordDigest } from './relay-credentials';
 import { AllowedIpsDto, UpdateCompanyDto, UsageQueryDto } from './dto/company-requests.dto';
 import {
   AllowedIpsResultDto,
@@ -35,7 +35,6 @@ export class CompaniesService implements OnModuleInit {
     @InjectRepository(CompanyUsageDay) private readonly usageDays: Repository<CompanyUsageDay>,
     private readonly packages: PackagesService,
     private readonly packageReferences: PackageReferences,
-    private readonly passwords: PasswordService,
     private readonly recipients: NotificationRecipients,
     private readonly stateEvents: CompanyStateEvents,
   ) {}
@@ -134,7 +133,7 @@ export class CompaniesService implements OnModuleInit {
   }
 
   /**
-   * A new random relay password (24 bytes, base64url), stored only as an argon2 hash; the
+   * A new random relay password (24 bytes, base64url), stored only as its SHA-256 digest; the
    * previous one stops working at once. The plain password is returned this one time.
    */
   async resetRelayPassword(companyId: number): Promise<RelayCredentialsDto> {
@@ -144,10 +143,10 @@ export class CompaniesService implements OnModuleInit {
     return { relayUsername: company.relayUsername, relayPassword };
   }
 
-  /** A random relay password and its argon2 hash (hashed before any transaction opens: it is slow on purpose). */
-  async newRelayPassword(): Promise<{ relayPassword: string; relayPasswordHash: string }> {
+  /** A random relay password and its digest (RelayCredentials checks SMTP AUTH against it). */
+  newRelayPassword(): Promise<{ relayPassword: string; relayPasswordHash: string }> {
     const relayPassword = randomBytes(24).toString('base64url');
-    return { relayPassword, relayPasswordHash: await this.passwords.hash(relayPassword) };
+    return Promise.resolve({ relayPassword, relayPasswordHash: relayPasswordDigest(relayPassword) });
   }
 
   async setAllowedIps(companyId: number, dto: AllowedIpsDto): Promise<AllowedIpsResultDto> {
