@@ -192,6 +192,57 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
     expect(await used(company)).toBe(6);
   });
 
+  it('the three forms of a line (whole, without its time, the program part alone) give the same records', async () => {
+    const company = await paidCompany();
+    const whole = contractLines(company.relayUsername, 'A0A0A0A0F1', 'B0B0B0B0F1').slice(0, 7);
+    const withoutTime = (line: string) => line.replace(/^\w{3} +\d+ [\d:]+ /, '');
+    const programPart = (line: string) => withoutTime(line).replace(/^\S+ /, '');
+    const at = (line: string) => `2026-11-21T${/\d\d:\d\d:\d\d/.exec(line)![0]}Z`;
+    const forms = {
+      text: await post(whole.join('\n')).expect(200),
+      json: await post(
+        JSON.stringify(whole.map((line) => ({ timestamp: at(line), message: withoutTime(line) }))),
+        'application/json',
+      ).expect(200),
+      // Fluent Bit / Vector records: the host and time apart, the program's part in the line.
+      ndjson: await post(
+        whole
+          .map((line) => JSON.stringify({ timestamp: at(line), host: 'relay1', message: programPart(line) }))
+          .join('\n'),
+        'application/x-ndjson',
+      ).expect(200),
+    };
+    for (const res of Object.values(forms)) {
+      expect(res.body.data).toMatchObject({ accepted: 7, parsed: 7, skipped: 0 });
+    }
+    expect(forms.text.body.data.records).toBe(3);
+    expect(forms.json.body.data.records).toBe(0);
+    expect(forms.ndjson.body.data.records).toBe(0);
+    const records = await logs.findBy({ queueId: 'A0A0A0A0F1' });
+    expect(records.map((r) => [r.host, r.recipient, r.status, r.companyId]).sort()).toEqual([
+      ['relay1', 'jo@example.net', 'sent', company.id],
+      ['relay1', 'x@gmail.com', 'bounced', company.id],
+    ]);
+    expect(await used(company)).toBe(2);
+  });
+
+  it('skips a line whose time does not exist, and reads a record time above 10^11 as epoch milliseconds', async () => {
+    const company = await paidCompany();
+    const [client, , from, sent] = contractLines(company.relayUsername, 'A0A0A0A0F2', 'B0B0B0B0F2');
+    const bad = await post([client, from, sent.replace('Nov 21', 'Feb 30')].join('\n')).expect(200);
+    expect(bad.body.data).toMatchObject({ accepted: 3, parsed: 2, skipped: 1 });
+    const ms = Date.UTC(2026, 10, 21, 18, 58, 35, 250);
+    const res = await post(
+      JSON.stringify([
+        { timestamp: ms, host: 'relay1', message: sent.replace(/^\w{3} +\d+ [\d:]+ relay1 /, '') },
+      ]),
+      'application/json',
+    ).expect(200);
+    expect(res.body.data).toMatchObject({ parsed: 1, records: 1 });
+    const record = await logs.findOneByOrFail({ queueId: 'A0A0A0A0F2', recipient: 'jo@example.net' });
+    expect(new Date(record.lastEventAt).toISOString()).toBe('2026-11-21T18:58:35.250Z');
+  });
+
   it('refuses bad bodies with a 4xx in the envelope and writes nothing', async () => {
     const before = await countRows(t, 'log_batches');
     expectFailure((await post('{"logs": [', 'application/json').expect(400)).body, 400);
