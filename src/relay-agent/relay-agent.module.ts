@@ -2,11 +2,26 @@ import { Module } from '@nestjs/common';
 import { LoggingModule } from '../common/logging/logging.module';
 import { AppConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
+import { AttributionModule } from '../modules/attribution/attribution.module';
+import { DomainSigningModule } from '../modules/domains/domain-signing.module';
 import { RelayDecisionModule } from '../modules/internal/relay-decision.module';
+import { RelayMilterDecisions } from './relay-milter-decisions';
 import { SaslModule } from './sasl/sasl.module';
 
-/** What `npm run relay-agent` loads: configuration, logs, the database, the relay decision and SMTP AUTH. */
+/**
+ * What `npm run relay-agent` loads: configuration, logs, the database, the relay decision, SMTP
+ * AUTH and the milter's decisions (attribution and DKIM keys).
+ */
 @Module({
-  imports: [AppConfigModule, LoggingModule, DatabaseModule, RelayDecisionModule, SaslModule],
+  imports: [
+    AppConfigModule,
+    LoggingModule,
+    DatabaseModule,
+    RelayDecisionModule,
+    SaslModule,
+    AttributionModule,
+    DomainSigningModule,
+  ],
+  providers: [RelayMilterDecisions],
 })
 export class RelayAgentModule {}

@@ -2,6 +2,8 @@ import { INestApplicationContext, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { RelayDecisionService } from '../modules/internal/relay-decision.service';
 import { PolicyServer } from '../policy-server/policy-server';
+import { MilterServer } from './milter/milter-server';
+import { RelayMilterDecisions } from './relay-milter-decisions';
 import { RelayAuthenticator } from './sasl/relay-authenticator';
 import { SaslServer } from './sasl/sasl-server';
 
@@ -11,7 +13,7 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-export type ListenerName = 'policy' | 'sasl';
+export type ListenerName = 'policy' | 'sasl' | 'milter';
 
 /** A port for each listener: a number, 0 for off, or `any` for a free one (tests). */
 export type ListenerPorts = Record<ListenerName, number | 'any'>;
@@ -35,9 +37,16 @@ export function saslServer(app: INestApplicationContext): SaslServer {
   return new SaslServer((attempt) => authenticator.authenticate(attempt));
 }
 
-/** The ports of the configuration (POLICY_PORT, SASL_PORT; 0 turns a listener off). */
+/** DKIM signing and From alignment answering from the application's attribution and keys. */
+export function milterServer(app: INestApplicationContext): MilterServer {
+  return new MilterServer(app.get(RelayMilterDecisions), {
+    requireVerifiedDomain: app.get(AppConfig).env.RELAY_REQUIRE_VERIFIED_DOMAIN,
+  });
+}
+
+/** The ports of the configuration (POLICY_PORT, SASL_PORT, MILTER_PORT; 0 turns a listener off). */
 export function configuredPorts(config: AppConfig): ListenerPorts {
-  return { policy: config.env.POLICY_PORT, sasl: config.env.SASL_PORT };
+  return { policy: config.env.POLICY_PORT, sasl: config.env.SASL_PORT, milter: config.env.MILTER_PORT };
 }
 
 /**
@@ -53,6 +62,7 @@ export async function startRelayAgent(
   const factories: Record<ListenerName, { label: string; create: () => Listener }> = {
     policy: { label: 'Postfix policy service', create: () => policyServer(app) },
     sasl: { label: 'SMTP AUTH (Dovecot protocol)', create: () => saslServer(app) },
+    milter: { label: 'Milter (DKIM signing, From alignment)', create: () => milterServer(app) },
   };
   const running: Listener[] = [];
   const bound: RunningRelayAgent['ports'] = {};
