@@ -1,14 +1,19 @@
 import { NestFactory } from '@nestjs/core';
 import { INestApplicationContext } from '@nestjs/common';
-import { readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { Resolver } from 'node:dns/promises';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { authenticate } from 'mailauth';
+import { EncryptionService } from '../src/common/crypto/encryption.service';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { Domain } from '../src/modules/domains/entities/domain.entity';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
-import { startPolicyServer } from '../src/policy-server/main';
-import { PolicyServer } from '../src/policy-server/policy-server';
-import { PolicyServerModule } from '../src/policy-server/policy-server.module';
+import { RunningRelayAgent, startRelayAgent } from '../src/relay-agent/relay-agent';
+import { RelayAgentModule } from '../src/relay-agent/relay-agent.module';
+import { splitTxt, TestDnsServer } from './support/dns-server';
 import { bearer, createActiveUser, createAdmin } from './support/factories';
 import {
   flushQueue,
@@ -24,6 +29,9 @@ import { createTestApp, TestApp } from './support/test-app';
 const available = postfixAvailable();
 const DAY = 86_400_000;
 const LOG_SHIPPER_KEY = 'log-shipper-key-for-the-postfix-test-0123456789';
+/** The API and the relay agent share it: the agent decrypts the DKIM keys the API stored. */
+const ENCRYPTION_KEY = randomBytes(32).toString('base64');
+const SELECTOR = 'rs202611';
 if (!available.ok) {
   // CI installs Postfix and swaks (.ci/run): there, a missing one is a failure, not a skip.
   if (process.env.CI) throw new Error(`The real-Postfix test cannot run in CI: ${available.why}`);
@@ -31,30 +39,34 @@ if (!available.ok) {
 }
 
 /**
- * A stock Postfix asks the service, through the policy server, before it relays (issue 9): the
- * messages are sent with swaks to Postfix on port 25, and what is relayed reaches a loopback
- * SMTP sink as Postfix's next hop. The policy server is its own application on the API's
- * database (`npm run policy-server`), as production runs the two side by side: what the API
- * changes reaches it only as the other processes hear of it.
+ * A stock Postfix with the relay agent beside it (`npm run relay-agent`: the policy check, SMTP
+ * AUTH and the milter, with the README's main.cf lines): the messages are sent with swaks to
+ * Postfix on port 25, and what is relayed reaches a loopback SMTP sink as Postfix's next hop. The
+ * agent is its own application on the API's database, as production runs the two side by side:
+ * what the API changes reaches it only as the other processes hear of it. The domains' DKIM keys
+ * are published by a DNS server on loopback, against which the relayed mail is verified.
  */
-(available.ok ? describe : describe.skip)('A real Postfix in front of the relay decision', () => {
+(available.ok ? describe : describe.skip)('A real Postfix in front of the relay agent', () => {
   let t: TestApp;
   let sink: SmtpSink;
-  let policyApp: INestApplicationContext;
-  let policy: PolicyServer;
-  let policyPort: number;
+  let dns: TestDnsServer;
+  let agentApp: INestApplicationContext;
+  let agent: RunningRelayAgent;
+  const dkimKey = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const dkimPrivateKey = dkimKey.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const dkimPublicKey = dkimKey.publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
 
-  /** The policy server's application (PolicyServerModule alone) on the same database as the API under test. */
-  async function policyApplication(): Promise<INestApplicationContext> {
+  /** The relay agent's application (RelayAgentModule) on the same database as the API under test. */
+  async function agentApplication(): Promise<INestApplicationContext> {
     const options = t.dataSource.options;
     const env =
       options.type === 'postgres'
         ? { DATABASE_URL: String(options.url) }
         : { DATA_DIR: dirname(String(options.database)), DATABASE_URL: '' };
     const saved = { ...process.env };
-    Object.assign(process.env, { NODE_ENV: 'test', LOG_LEVEL: 'silent', ...env });
+    Object.assign(process.env, { NODE_ENV: 'test', LOG_LEVEL: 'silent', ENCRYPTION_KEY, ...env });
     try {
-      return await NestFactory.createApplicationContext(PolicyServerModule, { logger: false });
+      return await NestFactory.createApplicationContext(RelayAgentModule, { logger: false });
     } finally {
       process.env = saved;
     }
@@ -84,13 +96,17 @@ if (!available.ok) {
           name: domain,
           status: 'verified',
           verificationToken: 'token',
-          dkimSelector: 'rs202611',
-          dkimPublicKey: 'key',
-          dkimPrivateKey: 'sealed',
+          dkimSelector: SELECTOR,
+          dkimPublicKey,
+          dkimPrivateKey: t.app.get(EncryptionService).encrypt(dkimPrivateKey),
           records: [],
           verifiedAt: new Date(),
         }),
       );
+      dns.zone.set(`${SELECTOR}._domainkey.${domain}`, {
+        txt: [splitTxt(`v=DKIM1; k=rsa; p=${dkimPublicKey}`)],
+      });
+      dns.zone.set(`_dmarc.${domain}`, { txt: [['v=DMARC1; p=reject']] });
     }
     return { ...found, token: owner.accessToken };
   }
@@ -117,15 +133,23 @@ if (!available.ok) {
 
   beforeAll(async () => {
     sink = await new SmtpSink().start();
-    t = await createTestApp({ env: { LOG_SHIPPER_API_KEY: LOG_SHIPPER_KEY } });
-    policyApp = await policyApplication();
-    ({ server: policy, port: policyPort } = await startPolicyServer(policyApp, 0));
-    await startPostfix({ policyPort, relayPort: sink.port });
+    dns = new TestDnsServer();
+    await dns.start();
+    t = await createTestApp({ env: { LOG_SHIPPER_API_KEY: LOG_SHIPPER_KEY, ENCRYPTION_KEY } });
+    agentApp = await agentApplication();
+    agent = await startRelayAgent(agentApp, '127.0.0.1', { policy: 'any', sasl: 'any', milter: 'any' });
+    await startPostfix({
+      policyPort: agent.ports.policy!,
+      saslPort: agent.ports.sasl,
+      milterPort: agent.ports.milter,
+      relayPort: sink.port,
+    });
   }, 60_000);
   afterAll(async () => {
     stopPostfix();
-    await policy?.close();
-    await policyApp?.close();
+    await agent?.close();
+    await agentApp?.close();
+    await dns?.stop();
     await t?.close();
     await sink?.stop();
   });
@@ -337,5 +361,164 @@ if (!available.ok) {
         ['paid@example.net', 'bounced', theta.id, null],
       ]);
     }, 60_000);
+  });
+  describe('The relay agent: SMTP AUTH, DKIM signing and From alignment (issue 20)', () => {
+    // Domains of this run only: the log file and the DNS zone outlive one test.
+    const domain = `iota-${Date.now().toString(36)}.test`;
+    const otherDomain = `kappa-${Date.now().toString(36)}.test`;
+    let iota: Awaited<ReturnType<typeof company>>;
+    let password: string;
+    const resolver = new Resolver();
+
+    const newPassword = async (c: { uuid: string; token: string }) =>
+      (
+        await t
+          .http()
+          .post(`/api/v1/companies/${c.uuid}/relay-password`)
+          .set(...bearer(c.token))
+          .expect(200)
+      ).body.data.relayPassword as string;
+    const auth = (mechanism: 'PLAIN' | 'LOGIN', user: string, secret: string) => [
+      '--auth',
+      mechanism,
+      '--auth-user',
+      user,
+      '--auth-password',
+      secret,
+    ];
+    const mailOf = (subject: string) => sink.mails.find((m) => m.subject === subject)!;
+
+    /** mailauth's verdicts for a relayed message, its keys looked up in the test DNS server. */
+    async function verdicts(raw: Buffer, sender: string) {
+      const result = await authenticate(raw, {
+        ip: '127.0.0.1',
+        helo: 'relay.test',
+        mta: 'mx.example.net',
+        sender,
+        resolver: (name: string, type: string) => resolver.resolve(name, type) as Promise<string[][]>,
+        disableArc: true,
+        disableBimi: true,
+      });
+      return {
+        dkim: result.dkim.results.map((r) => ({
+          domain: r.signingDomain,
+          selector: r.selector,
+          result: r.status.result,
+          aligned: r.status.aligned,
+        })),
+        dmarc: result.dmarc && result.dmarc.status.result,
+      };
+    }
+
+    beforeAll(async () => {
+      resolver.setServers([dns.address]);
+      iota = await company({}, domain);
+      await company({}, otherDomain);
+      password = await newPassword(iota);
+    });
+
+    it('AUTH PLAIN with the relay credentials: 235, relayed, DKIM-signed with the domain key, aligned, DMARC p=reject passes', async () => {
+      const sent = await swaks(
+        `news@${domain}`,
+        'jo@example.net',
+        'auth plain',
+        auth('PLAIN', iota.relayUsername, password),
+      );
+      expect(sent.transcript).toContain('235 2.7.0 Authentication successful');
+      expect(sent.code).toBe(0);
+      expect(await relayed('auth plain')).toEqual(['jo@example.net']);
+      const raw = mailOf('auth plain').raw;
+      expect(raw.toString('latin1')).toMatch(/^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed; d=/);
+      expect(await verdicts(raw, `news@${domain}`)).toEqual({
+        dkim: [{ domain, selector: SELECTOR, result: 'pass', aligned: domain }],
+        dmarc: 'pass',
+      });
+    }, 60_000);
+
+    it('AUTH LOGIN with an upper-case username: 235 and relayed', async () => {
+      const sent = await swaks(
+        `news@${domain}`,
+        'al@example.net',
+        'auth login',
+        auth('LOGIN', iota.relayUsername.toUpperCase(), password),
+      );
+      expect(sent.transcript).toContain('235 2.7.0 Authentication successful');
+      expect(await relayed('auth login')).toEqual(['al@example.net']);
+    }, 60_000);
+
+    it('a wrong password: 535 and nothing relayed', async () => {
+      const sent = await swaks(
+        `news@${domain}`,
+        'jo@example.net',
+        'wrong password',
+        auth('PLAIN', iota.relayUsername, `${password}x`),
+      );
+      expect(sent.transcript).toContain('535 5.7.8 Error: authentication failed');
+      expect(sent.code).not.toBe(0);
+      expect(sink.mails.filter((m) => m.subject === 'wrong password')).toEqual([]);
+    }, 60_000);
+
+    it("a From: of another company's domain: 550 5.7.1 at the end of DATA, nothing relayed", async () => {
+      const sent = await swaks(`news@${domain}`, 'jo@example.net', 'spoofed from', [
+        ...auth('PLAIN', iota.relayUsername, password),
+        '--header',
+        `From: CEO <ceo@${otherDomain}>`,
+      ]);
+      expect(sent.transcript).toContain(
+        `550 5.7.1 From domain ${otherDomain} is not verified for this account`,
+      );
+      expect(sent.code).not.toBe(0);
+      expect(sink.mails.filter((m) => m.subject === 'spoofed from')).toEqual([]);
+    }, 60_000);
+
+    it('after a password rotation the old password fails at once and the new one works', async () => {
+      const rotated = await newPassword(iota);
+      const old = await swaks(
+        `news@${domain}`,
+        'jo@example.net',
+        'old password',
+        auth('PLAIN', iota.relayUsername, password),
+      );
+      expect(old.transcript).toContain('535 5.7.8 Error: authentication failed');
+      password = rotated;
+      const fresh = await swaks(
+        `news@${domain}`,
+        'jo@example.net',
+        'new password',
+        auth('PLAIN', iota.relayUsername, password),
+      );
+      expect(fresh.transcript).toContain('235 2.7.0 Authentication successful');
+      expect(await relayed('new password')).toEqual(['jo@example.net']);
+    }, 60_000);
+
+    it('an 8-bit body and a 25 MB message still verify', async () => {
+      const eightBit = await swaks(`news@${domain}`, 'jo@example.net', '8-bit body', [
+        ...auth('PLAIN', iota.relayUsername, password),
+        '--body',
+        'Grüße aus München – ½ € ✓\nZweite Zeile.',
+      ]);
+      expect(eightBit.code).toBe(0);
+      await relayed('8-bit body');
+      expect(mailOf('8-bit body').raw.toString('utf8')).toContain('Grüße aus München');
+      expect((await verdicts(mailOf('8-bit body').raw, `news@${domain}`)).dkim).toEqual([
+        { domain, selector: SELECTOR, result: 'pass', aligned: domain },
+      ]);
+
+      const file = join(tmpdir(), `relay-25mb-${process.pid}.txt`);
+      const line = `${'0123456789abcdefghijklmnopqrstuvwxyz'.repeat(2)}\n`;
+      writeFileSync(file, line.repeat(Math.ceil((25 * 1024 * 1024) / line.length)));
+      const large = await swaks(`news@${domain}`, 'jo@example.net', '25 MB message', [
+        ...auth('PLAIN', iota.relayUsername, password),
+        '--body',
+        `@${file}`,
+      ]);
+      expect(large.code).toBe(0);
+      await relayed('25 MB message');
+      const raw = mailOf('25 MB message').raw;
+      expect(raw.length).toBeGreaterThan(25 * 1024 * 1024);
+      expect((await verdicts(raw, `news@${domain}`)).dkim).toEqual([
+        { domain, selector: SELECTOR, result: 'pass', aligned: domain },
+      ]);
+    }, 120_000);
   });
 });

@@ -17,8 +17,52 @@ export function postfixAvailable(): { ok: true } | { ok: false; why: string } {
   return { ok: true };
 }
 
-export async function startPostfix(options: { policyPort: number; relayPort: number }): Promise<void> {
+/**
+ * `saslPort` and `milterPort`: the relay agent's SMTP AUTH and milter listeners, with the
+ * main.cf lines the README gives (AUTH without TLS here: loopback only).
+ */
+export async function startPostfix(options: {
+  policyPort: number;
+  relayPort: number;
+  saslPort?: number;
+  milterPort?: number;
+}): Promise<void> {
+  const agent: Record<string, string> = {};
+  if (options.saslPort) {
+    Object.assign(agent, {
+      smtpd_sasl_type: 'dovecot',
+      smtpd_sasl_path: `inet:127.0.0.1:${options.saslPort}`,
+      smtpd_sasl_auth_enable: 'yes',
+      smtpd_tls_auth_only: 'no',
+    });
+  }
+  if (options.milterPort) {
+    Object.assign(agent, {
+      smtpd_milters: `inet:127.0.0.1:${options.milterPort}`,
+      non_smtpd_milters: '$smtpd_milters',
+      milter_default_action: 'tempfail',
+      disable_mime_output_conversion: 'yes',
+      local_header_rewrite_clients: 'permit_mynetworks, permit_sasl_authenticated',
+    });
+  }
+  // main.cf keeps what an earlier run wrote: the agent's lines are set or removed each time.
+  const agentNames = [
+    'smtpd_sasl_type',
+    'smtpd_sasl_path',
+    'smtpd_sasl_auth_enable',
+    'smtpd_tls_auth_only',
+    'smtpd_milters',
+    'non_smtpd_milters',
+    'milter_default_action',
+    'disable_mime_output_conversion',
+    'local_header_rewrite_clients',
+  ];
+  const unset = agentNames.filter((name) => !(name in agent));
+  if (unset.length) spawnSync('postconf', ['-X', ...unset]);
   postconf({
+    ...agent,
+    // The relay agent's test sends a 25 MB message.
+    message_size_limit: '30000000',
     maillog_file: POSTFIX_LOG,
     relayhost: `[127.0.0.1]:${options.relayPort}`,
     mynetworks: '127.0.0.0/8',

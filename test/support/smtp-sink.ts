@@ -7,6 +7,8 @@ export interface ReceivedMail {
   subject: string;
   text: string;
   html: string;
+  /** The message as it arrived (headers and body), for signature checks. */
+  raw: Buffer;
 }
 
 /** A real SMTP server on loopback that keeps every message it receives. */
@@ -27,8 +29,12 @@ export class SmtpSink {
         if (!this.refused.has(address.address.toLowerCase())) return callback();
         callback(Object.assign(new Error('5.1.1 No such user here'), { responseCode: 550 }));
       },
+      // Room for the 25 MB message of the relay agent's test.
+      size: 64 * 1024 * 1024,
       onData: (stream, session, callback) => {
-        simpleParser(stream)
+        let raw: Buffer;
+        readAll(stream)
+          .then((bytes) => simpleParser((raw = bytes)))
           .then((parsed: ParsedMail) => {
             for (const rcpt of session.envelope.rcptTo) {
               this.mails.push({
@@ -36,6 +42,7 @@ export class SmtpSink {
                 subject: parsed.subject ?? '',
                 text: parsed.text ?? '',
                 html: typeof parsed.html === 'string' ? parsed.html : '',
+                raw,
               });
             }
             this.waiters.splice(0).forEach((w) => w());
@@ -82,4 +89,10 @@ export function tokenFromLink(mail: ReceivedMail, path: string): string {
   const match = new RegExp(`${path.replace(/[/]/g, '\\/')}\\?token=([^\\s"<>]+)`).exec(mail.text);
   if (!match) throw new Error(`No ${path} link in mail "${mail.subject}"`);
   return decodeURIComponent(match[1]);
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
