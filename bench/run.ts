@@ -4,9 +4,16 @@
  * to bench/results/latest.json. A figure over budget says "fail" but the exit code stays 0; the
  * exit code is 1 only when the bench itself breaks (service does not start, a request fails).
  *
+ * The relay agent's figures (policy, SMTP AUTH, milter, its memory) are measured the same way:
+ * the built agent (`node dist/relay-agent/main.js`) in its own process on the same database, with
+ * the service's ENCRYPTION_KEY so it can decrypt the DKIM key of the domain the bench verified;
+ * the milter beside Debian's OpenDKIM signing the same messages when `opendkim` is installed.
+ *
  * Environment: BENCH_DATABASE_URL (postgres://…; default the embedded SQLite database),
- * BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 50), BENCH_LOG_LEVEL (default warn),
- * BENCH_NODE_ARGS (flags for the service's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+ * BENCH_DURATION (s per HTTP route, default 10), BENCH_AGENT_DURATION (s per relay-agent figure,
+ * default 5), BENCH_CONNECTIONS (default 50), BENCH_LOG_LEVEL (default warn), BENCH_NODE_ARGS
+ * and BENCH_AGENT_NODE_ARGS (flags for the service's and the agent's node, e.g.
+ * "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
 import autocannon from 'autocannon';
 import * as jwt from 'jsonwebtoken';
@@ -17,12 +24,18 @@ import { join } from 'node:path';
 import { ACCESS_TOKEN_ALGORITHM, ACCESS_TOKEN_CLOCK_TOLERANCE_S } from '../src/modules/auth/token.service';
 import { benchDatabase, BenchDatabase } from './lib/database';
 import { measureHostileBodies } from './lib/hostile-bodies';
-import { measurePolicyServer } from './lib/policy-server';
+import { measurePolicy } from './lib/policy-server';
 import { measureDeliveryData } from './lib/delivery-data';
-import { relayQuery, relayQueryByAddress, seedRelayData } from './lib/relay-data';
+import { benchMessage, measureMilterMemory, measureMilterRate, MilterRun } from './lib/milter';
+import { findOpenDkim, startOpenDkim } from './lib/opendkim';
+import { startRelayAgent } from './lib/relay-agent';
+import { RelayData, relayQuery, relayQueryByAddress, seedRelayData } from './lib/relay-data';
+import { measureSasl, seedRelayPasswords } from './lib/sasl';
 import { cpuMicros, RssSampler, residentBytes, RunningService, startService } from './lib/service';
+import { seedSigningDomain } from './lib/signing-domain';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+const AGENT_DURATION_S = Number(process.env.BENCH_AGENT_DURATION ?? 5);
 const WARMUP_S = 2;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const JWT_SECONDS = 2;
@@ -39,6 +52,14 @@ const WEBHOOK_USER = 'bench-provider';
 const WEBHOOK_PASSWORD = `bench-webhook-${randomBytes(24).toString('hex')}`;
 /** Clean records seeded for the report figures (quality.md: 1,000,000). */
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
+
+/** One key for the service, the agent and the bench's domain rows: the agent decrypts what they wrote. */
+const ENCRYPTION_KEY = randomBytes(32).toString('base64');
+/** The milter's messages and the client address Postfix reports for their sender. */
+const MILTER_MESSAGE_BYTES = 10 * 1024;
+const MEMORY_MESSAGES = 50;
+const MEMORY_MESSAGE_BYTES = 10 * MB;
+const MILTER_CLIENT_ADDRESS = '192.0.2.10';
 
 /** Four different secrets of ≥ 32 characters; known to the bench, fixed for no reason but readability. */
 const SECRETS = {
@@ -240,6 +261,204 @@ async function userTokens(service: RunningService, db: BenchDatabase, count: num
   return tokens;
 }
 
+/** CPU time (user + system) of `pid` per unit of work done by `run`, in µs, or null without /proc. */
+async function withCpu<T>(pid: number, run: () => Promise<T>, units: (result: T) => number) {
+  const before = cpuMicros(pid);
+  const result = await run();
+  const after = cpuMicros(pid);
+  return {
+    result,
+    cpuMicrosPerUnit: before === undefined || after === undefined ? null : (after - before) / units(result),
+  };
+}
+
+function checkMilterRun(name: string, run: MilterRun, output: () => string): void {
+  if (run.failures || run.messages === 0) {
+    throw new Error(
+      `${name}: ${run.failures} of ${run.messages + run.failures} messages not signed (first: ${run.firstFailure ?? 'none sent'}):\n${output()}`,
+    );
+  }
+}
+
+/**
+ * quality.md's relay-agent figures: `dist/relay-agent/main.js` in its own process on the bench's
+ * database, after the bench gave the 10,000 companies relay passwords (as the API stores them)
+ * and the first one a verified domain with its DKIM key. Policy, SMTP AUTH and the milter each a
+ * warm-up then AGENT_DURATION_S; the same milter messages through Debian's OpenDKIM; last, the
+ * agent's memory with 50 messages of 10 MB in flight through the milter.
+ */
+async function measureRelayAgent(db: BenchDatabase, relayData: RelayData) {
+  const accounts = await seedRelayPasswords(db, relayData.relayUsernames);
+  const signing = await seedSigningDomain(
+    db,
+    ENCRYPTION_KEY,
+    relayData.relayUsernames[0],
+    'bench-signing.example',
+  );
+  const agent = await startRelayAgent({
+    NODE_ENV: 'development',
+    LOG_LEVEL,
+    ...db.env,
+    ...SECRETS,
+    ENCRYPTION_KEY,
+  });
+  const options = { connections: CONNECTIONS, seconds: AGENT_DURATION_S, warmupS: WARMUP_S };
+  try {
+    console.log(
+      `relay agent policy: ${WARMUP_S} s warm-up, ${AGENT_DURATION_S} s at ${CONNECTIONS} connections…`,
+    );
+    const policy = await measurePolicy({ pid: agent.pid, port: agent.ports.policy }, relayData, options);
+    if (policy.failures)
+      throw new Error(
+        `relay agent policy: ${policy.failures} failed answers or closed connections:\n${agent.output()}`,
+      );
+
+    console.log(
+      `relay agent SMTP AUTH: ${WARMUP_S} s warm-up, ${AGENT_DURATION_S} s at ${CONNECTIONS} connections…`,
+    );
+    const sasl = await measureSasl({ pid: agent.pid, port: agent.ports.sasl }, accounts, options);
+    if (sasl.failures)
+      throw new Error(
+        `relay agent SMTP AUTH: ${sasl.failures} failed answers or closed connections:\n${agent.output()}`,
+      );
+
+    const message = benchMessage(MILTER_MESSAGE_BYTES, signing);
+    const milterRun = async (port: number, pid: number, name: string, output: () => string) => {
+      await measureMilterRate(port, message, CONNECTIONS, WARMUP_S);
+      const client = process.cpuUsage();
+      const measured = await withCpu(
+        pid,
+        () => measureMilterRate(port, message, CONNECTIONS, AGENT_DURATION_S),
+        (r) => r.messages,
+      );
+      const clientCpu = process.cpuUsage(client);
+      checkMilterRun(name, measured.result, output);
+      return {
+        ...measured.result,
+        cpuMicrosPerMessage: measured.cpuMicrosPerUnit,
+        clientCpuMicrosPerMessage: (clientCpu.user + clientCpu.system) / measured.result.messages,
+      };
+    };
+    console.log(
+      `relay agent milter: ${WARMUP_S} s warm-up, ${AGENT_DURATION_S} s at ${CONNECTIONS} connections, 10 KB messages…`,
+    );
+    const milter = await milterRun(agent.ports.milter, agent.pid, 'relay agent milter', agent.output);
+
+    let openDkim: (Awaited<ReturnType<typeof milterRun>> & { version: string }) | { skipped: string };
+    const binary = findOpenDkim();
+    if (!binary) openDkim = { skipped: 'opendkim not installed (apt-get install opendkim)' };
+    else {
+      console.log(`OpenDKIM: the same messages, ${WARMUP_S} s warm-up, ${AGENT_DURATION_S} s…`);
+      try {
+        const server = await startOpenDkim(binary, signing, MILTER_CLIENT_ADDRESS);
+        try {
+          openDkim = {
+            ...(await milterRun(server.port, server.pid, 'OpenDKIM', server.output)),
+            version: server.version,
+          };
+        } finally {
+          await server.stop();
+        }
+      } catch (e: unknown) {
+        openDkim = { skipped: `OpenDKIM run failed: ${e instanceof Error ? e.message : String(e)}` };
+      }
+    }
+
+    console.log(`relay agent memory: ${MEMORY_MESSAGES} messages of 10 MB in flight through the milter…`);
+    const memory = await measureMilterMemory(
+      agent.ports.milter,
+      agent.pid,
+      benchMessage(MEMORY_MESSAGE_BYTES, signing),
+      MEMORY_MESSAGES,
+    );
+    if (!agent.running()) throw new Error(`The relay agent stopped during the run:\n${agent.output()}`);
+    return { readyMs: agent.readyMs, policy, sasl, milter, openDkim, memory };
+  } finally {
+    await agent.stop();
+  }
+}
+
+type RelayAgentRun = Awaited<ReturnType<typeof measureRelayAgent>>;
+
+function relayAgentFigures(agent: RelayAgentRun): Figure[] {
+  const { policy, sasl, milter, openDkim, memory } = agent;
+  const cpu = (micros: number | null, what: string) =>
+    micros === null ? '' : `; agent CPU ${fmt(micros)} µs a ${what}`;
+  const milterNote = (run: typeof milter) =>
+    `${fmt(run.messages)} messages in ${fmt(run.durationS, 1)} s, p99 ${fmt(run.p99Ms, 1)} ms; ` +
+    `CPU ${run.cpuMicrosPerMessage === null ? 'n/a' : `${fmt(run.cpuMicrosPerMessage)} µs`} a message ` +
+    `(bench client ${fmt(run.clientCpuMicrosPerMessage)} µs, on the same ${cpus().length} CPUs)`;
+  const skipped = 'skipped' in openDkim ? openDkim.skipped : undefined;
+  return [
+    figure(
+      'relay-agent-policy',
+      `relay agent policy (POLICY_PORT), ${CONNECTIONS} connections, one recipient a request`,
+      policy.decisionsPerSecond,
+      '/s',
+      { op: '>=', limit: 5_000 },
+      `${fmt(policy.decisions)} decisions in ${fmt(policy.durationS, 1)} s${cpu(policy.agentCpuMicrosPerDecision, 'decision')}`,
+    ),
+    figure(
+      'relay-agent-sasl',
+      `relay agent SMTP AUTH (SASL_PORT), ${CONNECTIONS} connections, AUTH PLAIN, right password`,
+      sasl.authPerSecond,
+      '/s',
+      { op: '>=', limit: 5_000 },
+      `${fmt(sasl.authentications)} in ${fmt(sasl.durationS, 1)} s over 10,000 accounts${cpu(sasl.agentCpuMicrosPerAuth, 'AUTH')}`,
+    ),
+    figure(
+      'relay-agent-sasl-p99',
+      `relay agent SMTP AUTH p99 at ${CONNECTIONS} connections`,
+      sasl.p99Ms,
+      'ms',
+      {
+        op: '<=',
+        limit: 10,
+      },
+    ),
+    figure(
+      'relay-agent-milter',
+      `relay agent milter (MILTER_PORT), ${CONNECTIONS} connections, 10 KB messages signed`,
+      milter.perSecond,
+      'msg/s',
+      { op: '>=', limit: 1_000 },
+      milterNote(milter),
+    ),
+    figure(
+      'opendkim-milter',
+      'OpenDKIM, the same messages, client and key (RSA-2048)',
+      skipped ? null : (openDkim as typeof milter).perSecond,
+      'msg/s',
+      null,
+      skipped ?? `${(openDkim as { version: string }).version}; ${milterNote(openDkim as typeof milter)}`,
+    ),
+    figure(
+      'relay-agent-milter-to-opendkim',
+      'relay agent milter ratio to OpenDKIM',
+      skipped ? null : milter.perSecond / (openDkim as typeof milter).perSecond,
+      'ratio',
+      null,
+      skipped && 'no OpenDKIM run',
+    ),
+    figure(
+      'relay-agent-milter-rss',
+      `relay agent RSS, ${MEMORY_MESSAGES} messages of 10 MB in flight through the milter`,
+      Number.isNaN(memory.peakMb) ? null : memory.peakMb,
+      'MB',
+      { op: '<=', limit: 300 },
+      `VmHWM${memory.peakReset ? ' (reset before the run)' : " (the agent's whole life)"}; ${fmt(memory.rssBeforeMb)} MB before, ` +
+        `sampled VmRSS peak ${fmt(memory.sampledPeakMb)} MB; ${fmt(memory.seconds, 1)} s for the ${MEMORY_MESSAGES} messages`,
+    ),
+    figure(
+      'relay-agent-start',
+      'relay agent start to listening (3 listeners)',
+      agent.readyMs / 1000,
+      's',
+      null,
+    ),
+  ];
+}
+
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
@@ -294,7 +513,7 @@ async function main(): Promise<void> {
       LOG_LEVEL,
       ...db.env,
       ...SECRETS,
-      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      ENCRYPTION_KEY,
       // The default 60 s would expire mid-run.
       JWT_ACCESS_TTL: '1h',
       // The limiter still runs on every request (counts, compares); it just never trips.
@@ -363,20 +582,7 @@ async function main(): Promise<void> {
       Array.from({ length: CONNECTIONS }, (_, i) => relayQueryByAddress(relayData, i)),
     );
     rss.stop();
-    console.log(`policy server: ${WARMUP_S} s warm-up, ${DURATION_S} s at ${CONNECTIONS} connections…`);
-    const policy = await measurePolicyServer(
-      {
-        NODE_ENV: 'development',
-        LOG_LEVEL,
-        ...db.env,
-        ...SECRETS,
-        ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-      },
-      relayData,
-      { connections: CONNECTIONS, seconds: DURATION_S, warmupS: WARMUP_S },
-    );
-    if (policy.failures)
-      throw new Error(`policy server: ${policy.failures} failed answers or closed connections`);
+    const agent = await measureRelayAgent(db, relayData);
     console.log(
       `delivery data: ingest and provider events ${DURATION_S} s each, then ${fmt(RECORDS)} clean records seeded for the reports…`,
     );
@@ -458,14 +664,7 @@ async function main(): Promise<void> {
         null,
         `p99 ${fmt(relayByAddress.latencyMs.p99)} ms`,
       ),
-      figure(
-        'policy-server',
-        `Postfix policy server, ${CONNECTIONS} connections, one recipient a request`,
-        policy.decisionsPerSecond,
-        '/s',
-        { op: '>=', limit: 5_000 },
-        `${fmt(policy.decisions)} decisions in ${fmt(policy.durationS, 1)} s`,
-      ),
+      ...relayAgentFigures(agent),
       figure(
         'ingest-lines',
         'log ingest, batches of 1,000 lines (two in flight)',
@@ -550,7 +749,7 @@ async function main(): Promise<void> {
         tokenVerification: { ...verification, seconds: JWT_SECONDS },
         http: { live, me, relay, relayCold, relayByAddress },
         delivery,
-        policyServer: policy,
+        relayAgent: agent,
         hostileBodies: hostile,
         rss: {
           peakDuringRunsMb: peakRss === undefined ? null : peakRss / MB,

@@ -1,10 +1,6 @@
-import { spawn } from 'node:child_process';
 import { connect, Socket } from 'node:net';
-import { join } from 'node:path';
 import type { RelayData } from './relay-data';
-import { freePort, RUNTIME_ENV } from './service';
-
-const POLICY_JS = join(__dirname, '..', '..', 'dist', 'policy-server', 'main.js');
+import { cpuMicros } from './service';
 
 export interface PolicyRun {
   decisionsPerSecond: number;
@@ -13,6 +9,8 @@ export interface PolicyRun {
   durationS: number;
   /** Answers other than OK/REJECT/DEFER/DUNNO, or connections closed by the server. */
   failures: number;
+  /** The agent's CPU time (user + system) per decision: what it costs apart from the load of the machine. */
+  agentCpuMicrosPerDecision: number | null;
 }
 
 /** One request as Postfix sends it at the RCPT stage, one recipient. */
@@ -29,40 +27,32 @@ function policyRequest(data: RelayData, i: number): string {
 }
 
 /**
- * quality.md "Postfix policy server": `dist/policy-server/main.js` on the bench's database,
- * `connections` clients each sending one request after the other (as smtpd processes do) for
- * `seconds`; decisions per second over all of them.
+ * quality.md "relay agent, policy": the running agent's POLICY_PORT (process `pid`), `connections`
+ * clients each sending one request after the other (as smtpd processes do), a warm-up of
+ * `warmupS`, then `seconds` measured; decisions per second over all of them.
  */
-export async function measurePolicyServer(
-  env: Record<string, string>,
+export async function measurePolicy(
+  agent: { pid: number; port: number },
   data: RelayData,
   options: { connections: number; seconds: number; warmupS: number },
 ): Promise<PolicyRun> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [POLICY_JS], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      ...RUNTIME_ENV,
-      ...env,
-      POLICY_PORT: String(port),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
-  child.stderr.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
-  try {
-    await waitForListening(port, () => output);
-    await run(port, data, options.connections, options.warmupS);
-    return await run(port, data, options.connections, options.seconds);
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
-  }
+  await run(agent.port, data, options.connections, options.warmupS);
+  const cpuBefore = cpuMicros(agent.pid);
+  const measured = await run(agent.port, data, options.connections, options.seconds);
+  const cpuAfter = cpuMicros(agent.pid);
+  return {
+    ...measured,
+    agentCpuMicrosPerDecision:
+      cpuBefore === undefined || cpuAfter === undefined ? null : (cpuAfter - cpuBefore) / measured.decisions,
+  };
 }
 
-async function run(port: number, data: RelayData, connections: number, seconds: number): Promise<PolicyRun> {
+async function run(
+  port: number,
+  data: RelayData,
+  connections: number,
+  seconds: number,
+): Promise<Omit<PolicyRun, 'agentCpuMicrosPerDecision'>> {
   const until = performance.now() + seconds * 1000;
   let decisions = 0;
   let failures = 0;
@@ -105,17 +95,4 @@ function open(port: number): Promise<Socket> {
     socket.once('connect', () => resolve(socket));
     socket.once('error', reject);
   });
-}
-
-async function waitForListening(port: number, output: () => string): Promise<void> {
-  const deadline = performance.now() + 30_000;
-  for (;;) {
-    try {
-      (await open(port)).destroy();
-      return;
-    } catch {
-      if (performance.now() > deadline) throw new Error(`The policy server did not start:\n${output()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
 }

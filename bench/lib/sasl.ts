@@ -1,11 +1,8 @@
-import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { join } from 'node:path';
+import { relayPasswordDigest } from '../../src/modules/companies/relay-credentials';
 import { SaslTestClient } from '../../src/relay-agent/sasl/sasl-test-client';
 import type { BenchDatabase } from './database';
-import { cpuMicros, freePort, RUNTIME_ENV } from './service';
+import { cpuMicros } from './service';
 
-const AGENT_JS = join(__dirname, '..', '..', 'dist', 'relay-agent', 'main.js');
 const BATCH = 500;
 
 export interface SaslRun {
@@ -17,7 +14,7 @@ export interface SaslRun {
   /** Answers other than OK, or connections closed by the agent. */
   failures: number;
   /** The agent's CPU time per authentication: what it costs apart from the load of the machine. */
-  agentCpuMicrosPerAuth: number;
+  agentCpuMicrosPerAuth: number | null;
 }
 
 /** `count` relay passwords written as the API stores them (SHA-256 digests) on the bench's companies. */
@@ -35,10 +32,7 @@ export async function seedRelayPasswords(
         batch.map(() => 'WHEN ? THEN ?').join(' ') +
         ` END WHERE relay_username IN (${batch.map(() => '?').join(', ')})`,
       params: [
-        ...batch.flatMap((a) => [
-          a.username,
-          `sha256:${createHash('sha256').update(a.password).digest('hex')}`,
-        ]),
+        ...batch.flatMap((a) => [a.username, relayPasswordDigest(a.password)]),
         ...batch.map((a) => a.username),
       ],
     });
@@ -48,45 +42,27 @@ export async function seedRelayPasswords(
 }
 
 /**
- * quality.md "relay agent, SMTP AUTH": `dist/relay-agent/main.js` (SMTP AUTH only) on the bench's
- * database, `connections` clients each sending AUTH PLAIN with a right password one after the
- * other (as Postfix's smtpd processes do), from client addresses of their own; authentications
- * per second and the 99th percentile of the time to each answer.
+ * quality.md "relay agent, SMTP AUTH": the running agent's SASL_PORT (process `pid`), `connections`
+ * clients each sending AUTH PLAIN with a right password one after the other (as Postfix's smtpd
+ * processes do), from client addresses of their own; a warm-up of `warmupS`, then `seconds`
+ * measured: authentications per second and the 99th percentile of the time to each answer.
  */
 export async function measureSasl(
-  env: Record<string, string>,
-  /** Called once the agent listens (its migrations have run): the accounts to log in with. */
-  accountsOf: () => Promise<Array<{ username: string; password: string }>>,
+  agent: { pid: number; port: number },
+  accounts: Array<{ username: string; password: string }>,
   options: { connections: number; seconds: number; warmupS: number },
 ): Promise<SaslRun> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [AGENT_JS], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      ...RUNTIME_ENV,
-      ...env,
-      POLICY_PORT: '0',
-      MILTER_PORT: '0',
-      SASL_PORT: String(port),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
-  child.stderr.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
-  try {
-    await waitForListening(port, () => output);
-    const accounts = await accountsOf();
-    await run(port, accounts, options.connections, options.warmupS);
-    const cpuBefore = cpuMicros(child.pid!) ?? Number.NaN;
-    const measured = await run(port, accounts, options.connections, options.seconds);
-    const cpu = (cpuMicros(child.pid!) ?? Number.NaN) - cpuBefore;
-    return { ...measured, agentCpuMicrosPerAuth: cpu / measured.authentications };
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
-  }
+  await run(agent.port, accounts, options.connections, options.warmupS);
+  const cpuBefore = cpuMicros(agent.pid);
+  const measured = await run(agent.port, accounts, options.connections, options.seconds);
+  const cpuAfter = cpuMicros(agent.pid);
+  return {
+    ...measured,
+    agentCpuMicrosPerAuth:
+      cpuBefore === undefined || cpuAfter === undefined
+        ? null
+        : (cpuAfter - cpuBefore) / measured.authentications,
+  };
 }
 
 async function run(
@@ -130,17 +106,4 @@ async function run(
     durationS,
     failures,
   };
-}
-
-async function waitForListening(port: number, output: () => string): Promise<void> {
-  const deadline = performance.now() + 30_000;
-  for (;;) {
-    try {
-      (await SaslTestClient.connect(port)).close();
-      return;
-    } catch {
-      if (performance.now() > deadline) throw new Error(`The relay agent did not start:\n${output()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
 }

@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 
 /** The built service (`npm run build`), run the production way: `node dist/main.js`. */
@@ -97,16 +97,29 @@ async function statusOf(url: string): Promise<number | undefined> {
   }
 }
 
-/** SIGTERM, then SIGKILL if it is still running 12 s later (the service may take 10 s to drain). */
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+/** SIGTERM, then SIGKILL if it is still running `graceMs` later (the service and agent may take 10 s to drain). */
+export function stopChild(child: ChildProcess, graceMs = 12_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined)
+    return Promise.resolve();
   return new Promise((resolve) => {
-    const killer = setTimeout(() => child.kill('SIGKILL'), 12_000);
+    const killer = setTimeout(() => child.kill('SIGKILL'), graceMs);
     child.once('exit', () => {
       clearTimeout(killer);
       resolve();
     });
     child.kill('SIGTERM');
+  });
+}
+
+/** Whether something accepts TCP connections on 127.0.0.1:`port` (the connection is closed at once). */
+export function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
   });
 }
 
