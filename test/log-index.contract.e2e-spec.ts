@@ -107,6 +107,9 @@ function contract(
         id: RECORDS[0].id,
         host: 'relay1',
         queueId: RECORDS[0].queueId,
+        recipient: 'user1@example.net',
+        messageId: RECORDS[0].messageId,
+        companyId: RECORDS[0].companyId,
       });
     });
 

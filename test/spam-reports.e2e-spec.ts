@@ -154,6 +154,31 @@ describe('Spam reports (POST /api/v1/spamming-mail)', () => {
     expect((await reports.findOneByOrFail({ uuid: res.body.data.reportUuid })).companyId).toBe(acme.id);
   });
 
+  it('names the company by the one attribution rule: a relay username in any case, a U-label sender', async () => {
+    const acme = await company();
+    await t.dataSource.getRepository(Domain).save(
+      t.dataSource.getRepository(Domain).create({
+        companyId: acme.id,
+        name: 'xn--spm-sender-r5a.test',
+        status: 'verified',
+        verificationToken: 'token',
+        dkimSelector: 'rs202611',
+        dkimPublicKey: 'key',
+        dkimPrivateKey: 'sealed',
+        records: [],
+      }),
+    );
+    const cases = [
+      { relayUsername: acme.relayUsername.toUpperCase() },
+      { sender: 'news@späm-sender.test' },
+      { sender: 'news@SPÄM-SENDER.test' },
+    ];
+    for (const [i, named] of cases.entries()) {
+      const res = await report({ ...named, messageId: `<attribution-${i}@x>` }).expect(201);
+      expect((await reports.findOneByOrFail({ uuid: res.body.data.reportUuid })).companyId).toBe(acme.id);
+    }
+  });
+
   it.each([
     [
       'no company named',
