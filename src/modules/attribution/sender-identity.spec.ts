@@ -17,6 +17,7 @@ describe('senderDomainOf', () => {
     ['ceo', { kind: 'none' }],
     ['ceo@', { kind: 'none' }],
     ['ceo@.', { kind: 'none' }],
+    ['ceo@a.a..', { kind: 'none' }],
     ['ceo@[192.0.2.1]', { kind: 'none' }],
     ['ceo@[IPv6:2001:db8::1]', { kind: 'none' }],
     ['ceo@x%y', { kind: 'none' }],

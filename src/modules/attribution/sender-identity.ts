@@ -36,7 +36,7 @@ export function senderDomainOf(sender: string | null | undefined): SenderDomain 
   if (domain.length <= 253 && PLAIN_HOSTNAME.test(domain) && !domain.includes('xn--')) {
     return { kind: 'domain', name: domain };
   }
-  if (!domain || domain.startsWith('[')) return NO_DOMAIN;
+  if (!domain || domain.startsWith('[') || domain.endsWith('.')) return NO_DOMAIN;
   const normalised = normaliseDomainName(domain);
   return 'name' in normalised ? { kind: 'domain', name: normalised.name } : NO_DOMAIN;
 }
