@@ -55,7 +55,10 @@ const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
 
 /** One key for the service, the agent and the bench's domain rows: the agent decrypts what they wrote. */
 const ENCRYPTION_KEY = randomBytes(32).toString('base64');
-/** The milter's messages and the client address Postfix reports for their sender. */
+/**
+ * The milter's messages, and the SMTP client address the bench's Postfix milter client reports
+ * for them (PostfixMilterClient.connectEvent's default): OpenDKIM is told it is an internal host.
+ */
 const MILTER_MESSAGE_BYTES = 10 * 1024;
 const MEMORY_MESSAGES = 50;
 const MEMORY_MESSAGE_BYTES = 10 * MB;
@@ -383,7 +386,7 @@ type RelayAgentRun = Awaited<ReturnType<typeof measureRelayAgent>>;
 function relayAgentFigures(agent: RelayAgentRun): Figure[] {
   const { policy, sasl, milter, openDkim, memory } = agent;
   const cpu = (micros: number | null, what: string) =>
-    micros === null ? '' : `; agent CPU ${fmt(micros)} µs a ${what}`;
+    micros === null ? '' : `; agent CPU ${fmt(micros)} µs ${what}`;
   const milterNote = (run: typeof milter) =>
     `${fmt(run.messages)} messages in ${fmt(run.durationS, 1)} s, p99 ${fmt(run.p99Ms, 1)} ms; ` +
     `CPU ${run.cpuMicrosPerMessage === null ? 'n/a' : `${fmt(run.cpuMicrosPerMessage)} µs`} a message ` +
@@ -396,7 +399,7 @@ function relayAgentFigures(agent: RelayAgentRun): Figure[] {
       policy.decisionsPerSecond,
       '/s',
       { op: '>=', limit: 5_000 },
-      `${fmt(policy.decisions)} decisions in ${fmt(policy.durationS, 1)} s${cpu(policy.agentCpuMicrosPerDecision, 'decision')}`,
+      `${fmt(policy.decisions)} decisions in ${fmt(policy.durationS, 1)} s${cpu(policy.agentCpuMicrosPerDecision, 'a decision')}`,
     ),
     figure(
       'relay-agent-sasl',
@@ -404,7 +407,7 @@ function relayAgentFigures(agent: RelayAgentRun): Figure[] {
       sasl.authPerSecond,
       '/s',
       { op: '>=', limit: 5_000 },
-      `${fmt(sasl.authentications)} in ${fmt(sasl.durationS, 1)} s over 10,000 accounts${cpu(sasl.agentCpuMicrosPerAuth, 'AUTH')}`,
+      `${fmt(sasl.authentications)} in ${fmt(sasl.durationS, 1)} s over 10,000 accounts${cpu(sasl.agentCpuMicrosPerAuth, 'an AUTH')}`,
     ),
     figure(
       'relay-agent-sasl-p99',
@@ -728,7 +731,8 @@ async function main(): Promise<void> {
 
     const header =
       `bench ${machine.date} · node ${machine.node} · ${machine.cpus} CPUs (${machine.cpuModel}) · ` +
-      `database ${db.kind} · LOG_LEVEL=${LOG_LEVEL} · ${CONNECTIONS} connections, ${DURATION_S} s per route`;
+      `database ${db.kind} · LOG_LEVEL=${LOG_LEVEL} · ${CONNECTIONS} connections, ${DURATION_S} s per route, ` +
+      `${AGENT_DURATION_S} s per relay-agent figure`;
     printTable(figures, header);
     const cpu = (r: HttpRun) =>
       r.serviceCpuMicrosPerRequest === null ? 'n/a' : `${fmt(r.serviceCpuMicrosPerRequest)} µs`;
@@ -743,6 +747,7 @@ async function main(): Promise<void> {
       logLevel: LOG_LEVEL,
       connections: CONNECTIONS,
       durationS: DURATION_S,
+      agentDurationS: AGENT_DURATION_S,
       warmupS: WARMUP_S,
       figures,
       details: {
