@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { AddressInfo, createServer, Server, Socket } from 'node:net';
+import { Socket } from 'node:net';
+import { TcpListener } from '../common/net/tcp-listener';
 import type { RelayDecision, RelayQuery } from '../modules/internal/relay-decision';
 import {
   formatReply,
@@ -21,36 +22,16 @@ const IDLE_TIMEOUT_MS = 330_000;
  * requests one after another; every request gets `action=…`. A request the service cannot judge
  * gets `DUNNO`; an internal error closes the connection, so Postfix applies its own default.
  */
-export class PolicyServer {
+export class PolicyServer extends TcpListener<Socket> {
   private readonly logger = new Logger(PolicyServer.name);
-  private readonly server: Server;
-  private readonly sockets = new Set<Socket>();
 
   constructor(private readonly decide: Decide) {
-    this.server = createServer((socket) => this.serve(socket));
+    super();
   }
 
-  listen(port: number, host = '127.0.0.1'): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        resolve((this.server.address() as AddressInfo).port);
-      });
-    });
-  }
-
-  /** Stops accepting; connections close once their request in flight is answered. */
-  close(): Promise<void> {
-    for (const socket of this.sockets) socket.end();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-
-  private serve(socket: Socket): void {
-    this.sockets.add(socket);
+  protected accept(socket: Socket): Socket {
     socket.setEncoding('utf8');
     socket.setTimeout(IDLE_TIMEOUT_MS, () => socket.destroy());
-    socket.on('close', () => this.sockets.delete(socket));
     socket.on('error', () => socket.destroy());
     const parser = new PolicyRequestParser();
     // Requests on one connection are answered in order: each waits for the one before.
@@ -79,5 +60,6 @@ export class PolicyServer {
         });
       }
     });
+    return socket;
   }
 }

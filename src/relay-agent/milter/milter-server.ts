@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { AddressInfo, createServer, Server, Socket } from 'node:net';
+import { Socket } from 'node:net';
+import { TcpListener } from '../../common/net/tcp-listener';
 import { BodyHash, dkimSignature, privateKeyOf, SigningKey } from './dkim-signature';
 import { fromAddresses, printableDomain } from './from-header';
 import { MilterDecisions } from './milter-decisions';
@@ -64,45 +65,25 @@ export const WANTED_ACTIONS = Action.AddHeaders;
  * answer at its end: accepted (with its DKIM-Signature at the top when its From: domain is the
  * sending company's), refused (550), or tempfail when the service cannot decide.
  */
-export class MilterServer {
+export class MilterServer extends TcpListener<MilterConnection> {
   private readonly logger = new Logger(MilterServer.name);
-  private readonly server: Server;
-  private readonly connections = new Set<MilterConnection>();
   private readonly options: Required<MilterServerOptions>;
 
   constructor(
     private readonly decisions: MilterDecisions,
     options: MilterServerOptions = {},
   ) {
+    super();
     this.options = {
       requireVerifiedDomain: options.requireVerifiedDomain ?? true,
       maxFrameBytes: options.maxFrameBytes ?? 1024 * 1024,
       maxHeaderBytes: options.maxHeaderBytes ?? 1024 * 1024,
     };
-    this.server = createServer((socket) => this.serve(socket));
   }
 
-  listen(port: number, host = '127.0.0.1'): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        resolve((this.server.address() as AddressInfo).port);
-      });
-    });
-  }
-
-  /** Stops accepting; each connection closes once the message it is answering is answered. */
-  close(): Promise<void> {
-    for (const connection of this.connections) connection.end();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-
-  private serve(socket: Socket): void {
+  protected accept(socket: Socket): MilterConnection {
     socket.setNoDelay(true);
-    const connection = new MilterConnection(socket, this.decisions, this.options, this.logger);
-    this.connections.add(connection);
-    socket.on('close', () => this.connections.delete(connection));
+    return new MilterConnection(socket, this.decisions, this.options, this.logger);
   }
 }
 

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { AddressInfo, createServer, Server, Socket } from 'node:net';
+import { Socket } from 'node:net';
+import { TcpListener } from '../../common/net/tcp-listener';
 import {
   failLine,
   handshake,
@@ -29,10 +30,8 @@ export interface SaslServerOptions {
  * takes longer than the answer timeout) the connection is closed: Postfix then answers 454
  * (temporary) rather than FAIL's permanent 535.
  */
-export class SaslServer {
+export class SaslServer extends TcpListener<SaslConnection> {
   private readonly logger = new Logger(SaslServer.name);
-  private readonly server: Server;
-  private readonly connections = new Set<SaslConnection>();
   private readonly answerTimeoutMs: number;
   private readonly maxPending: number;
   private connectionIds = 0;
@@ -41,37 +40,20 @@ export class SaslServer {
     private readonly authenticate: Authenticate,
     options: SaslServerOptions = {},
   ) {
+    super();
     this.answerTimeoutMs = options.answerTimeoutMs ?? 2_000;
     this.maxPending = options.maxPending ?? 64;
-    this.server = createServer((socket) => this.serve(socket));
   }
 
-  listen(port: number, host = '127.0.0.1'): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        resolve((this.server.address() as AddressInfo).port);
-      });
-    });
-  }
-
-  /** Stops accepting; each connection closes once the requests it has read are answered. */
-  close(): Promise<void> {
-    for (const connection of this.connections) connection.end();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-
-  private serve(socket: Socket): void {
+  protected accept(socket: Socket): SaslConnection {
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 60_000);
     const connection = new SaslConnection(socket, this.authenticate, this.logger, {
       answerTimeoutMs: this.answerTimeoutMs,
       maxPending: this.maxPending,
     });
-    this.connections.add(connection);
-    socket.on('close', () => this.connections.delete(connection));
     socket.write(handshake(process.pid, ++this.connectionIds, randomBytes(16).toString('hex')));
+    return connection;
   }
 }
 

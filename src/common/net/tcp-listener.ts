@@ -1,0 +1,34 @@
+import { AddressInfo, createServer, Socket } from 'node:net';
+
+/**
+ * A TCP server of the relay agent (policy, SMTP AUTH, milter): listening, and closing with the
+ * connections it holds. Each subclass makes a connection of a socket; `close()` asks every open
+ * one to end once it has answered what it has read.
+ */
+export abstract class TcpListener<Connection extends { end(): void }> {
+  private readonly open = new Set<Connection>();
+  private readonly server = createServer((socket) => {
+    const connection = this.accept(socket);
+    this.open.add(connection);
+    socket.on('close', () => this.open.delete(connection));
+  });
+
+  protected abstract accept(socket: Socket): Connection;
+
+  /** Listens on `port` (0: any free one) of `host`; answers the port. */
+  listen(port: number, host = '127.0.0.1'): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve((this.server.address() as AddressInfo).port);
+      });
+    });
+  }
+
+  /** Stops accepting; each connection closes once what it has read is answered. */
+  close(): Promise<void> {
+    for (const connection of this.open) connection.end();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
