@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
+import { closeRedis, counterRedis, redisConnected } from '../redis/redis-client';
 
 export const RATE_LIMIT_STORE = Symbol('RATE_LIMIT_STORE');
 
@@ -59,8 +60,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   private readonly redis: Redis;
 
   constructor(url: string) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
-    this.redis.on('error', (e: Error) => this.logger.warn(`Redis: ${e.message}`));
+    this.redis = counterRedis(url, this.logger);
   }
 
   async hit(key: string, windowMs: number): Promise<RateLimitHit> {
@@ -73,27 +73,11 @@ export class RedisRateLimitStore implements RateLimitStore {
     }
   }
 
-  /**
-   * Settles once the first connection attempt has: ready, failed, or `timeoutMs` passed. Until
-   * then every hit would fail open, so the module waits for it before the app serves requests.
-   * Never rejects: an unreachable Redis only costs the limiter, not the start.
-   */
   connected(timeoutMs = 2000): Promise<void> {
-    if (this.redis.status === 'ready') return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.redis.off('ready', done).off('error', done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.redis.once('ready', done).once('error', done);
-    });
+    return redisConnected(this.redis, timeoutMs);
   }
 
-  async close(): Promise<void> {
-    await this.redis.quit().catch(() => undefined);
-    // quit() fails while Redis is unreachable and the client would go on reconnecting forever.
-    this.redis.disconnect();
+  close(): Promise<void> {
+    return closeRedis(this.redis);
   }
 }

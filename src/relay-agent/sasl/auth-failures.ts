@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
+import { closeRedis, counterRedis, redisConnected } from '../../common/redis/redis-client';
 import { isIPv4, isIPv6 } from 'node:net';
 
 export const AUTH_FAILURES = Symbol('AUTH_FAILURES');
@@ -89,8 +90,7 @@ export class RedisAuthFailures implements AuthFailures {
   private readonly redis: Redis;
 
   constructor(url: string) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
-    this.redis.on('error', (e: Error) => this.logger.warn(`Redis: ${e.message}`));
+    this.redis = counterRedis(url, this.logger);
   }
 
   async count(key: string): Promise<number> {
@@ -116,21 +116,11 @@ export class RedisAuthFailures implements AuthFailures {
 
   /** Settles once the first connection attempt has (ready, failed, or `timeoutMs`); never rejects. */
   connected(timeoutMs = 2000): Promise<void> {
-    if (this.redis.status === 'ready') return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.redis.off('ready', done).off('error', done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.redis.once('ready', done).once('error', done);
-    });
+    return redisConnected(this.redis, timeoutMs);
   }
 
-  async close(): Promise<void> {
-    await this.redis.quit().catch(() => undefined);
-    this.redis.disconnect();
+  close(): Promise<void> {
+    return closeRedis(this.redis);
   }
 }
 
