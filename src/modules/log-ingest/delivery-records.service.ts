@@ -73,8 +73,7 @@ export class DeliveryRecordsService {
     }
     const events = await this.providerEvents.ofRecipients([...deliveries.map((d) => d.recipient)], em);
     const queueByKey = new Map(queueRows.map((q) => [keyOf(q.host, q.queueId), q]));
-    const companies = new Map<PostfixQueue, RecordCompany | null>();
-    for (const queue of queueRows) companies.set(queue, await this.queueCompany(em, queue));
+    const companies = await this.queueCompanies(em, queueRows);
 
     const bare: Array<{ queue: PostfixQueue; group: PostfixDelivery[]; record: CleanRecord }> = [];
     for (const group of byRecipient.values()) {
@@ -133,29 +132,45 @@ export class DeliveryRecordsService {
   }
 
   /**
-   * The queue's company (integrations.md "Who sent it"), decided by the one rule from the queue's
-   * own facts and kept on the queue once they are complete: its `client=` line (the identity
-   * Postfix wrote) and either its SASL username or its envelope sender. Until then the records
-   * get the company the facts known so far name, and a later line may complete them; afterwards
-   * a domain deleted or verified by another company, or a network moved, changes nothing.
+   * The queues' companies (integrations.md "Who sent it"), decided by the one rule from each
+   * queue's own facts and kept on the queue once they are complete: its `client=` line (the
+   * identity Postfix wrote) and either its SASL username or its envelope sender. Until then the
+   * records get the company the facts known so far name, and a later line may complete them;
+   * afterwards a domain deleted or verified by another company, or a network moved, changes
+   * nothing. The queues decided now are written with one statement per company.
    */
-  private async queueCompany(em: EntityManager, queue: PostfixQueue): Promise<RecordCompany | null> {
-    if (queue.attributedAt) {
-      return queue.companyId === null
-        ? null
-        : recordCompany(await this.attribution.companyById(queue.companyId));
+  private async queueCompanies(
+    em: EntityManager,
+    queues: PostfixQueue[],
+  ): Promise<Map<PostfixQueue, RecordCompany | null>> {
+    const companies = new Map<PostfixQueue, RecordCompany | null>();
+    const decided = new Map<number | null, number[]>();
+    for (const queue of queues) {
+      if (queue.attributedAt) {
+        const kept = queue.companyId === null ? null : await this.attribution.companyById(queue.companyId);
+        companies.set(queue, recordCompany(kept));
+        continue;
+      }
+      const company = await this.attribution.companyOf({
+        relayUsername: queue.saslUsername,
+        clientAddress: queue.clientIp,
+        sender: queue.sender,
+      });
+      companies.set(queue, recordCompany(company));
+      if (queue.clientIp !== null && (queue.saslUsername !== null || queue.sender !== null)) {
+        const companyId = company?.id ?? null;
+        decided.set(companyId, [...(decided.get(companyId) ?? []), queue.id]);
+      }
     }
-    const company = await this.attribution.companyOf({
-      relayUsername: queue.saslUsername,
-      clientAddress: queue.clientIp,
-      sender: queue.sender,
-    });
-    if (queue.clientIp !== null && (queue.saslUsername !== null || queue.sender !== null)) {
-      const decided = { companyId: company?.id ?? null, attributedAt: new Date() };
-      await em.getRepository(PostfixQueue).update({ id: queue.id }, decided);
-      Object.assign(queue, decided);
+    const attributedAt = new Date();
+    for (const [companyId, ids] of decided) {
+      for (let i = 0; i < ids.length; i += CHUNK) {
+        await em
+          .getRepository(PostfixQueue)
+          .update({ id: In(ids.slice(i, i + CHUNK)) }, { companyId, attributedAt });
+      }
     }
-    return recordCompany(company);
+    return companies;
   }
 
   /**
