@@ -36,6 +36,7 @@ describe('AppConfig', () => {
       SASL_PORT: 10041,
       MILTER_PORT: 10042,
       RELAY_AGENT_HOST: '127.0.0.1',
+      MAX_DOMAINS_PER_COMPANY: 50,
     });
     expect(config.publicUrl).toBe('http://localhost:3000');
     expect(config.corsOrigins).toEqual(['http://localhost:5173']);
@@ -51,6 +52,17 @@ describe('AppConfig', () => {
   it('reads the relay agent listeners; 0 turns one off, an empty value means the default', () => {
     const { env } = AppConfig.fromEnv({ SASL_PORT: '0', MILTER_PORT: '', RELAY_AGENT_HOST: '::1' }, quiet);
     expect(env).toMatchObject({ SASL_PORT: 0, MILTER_PORT: 10042, RELAY_AGENT_HOST: '::1' });
+  });
+
+  it('reads MAX_DOMAINS_PER_COMPANY as a positive whole number (empty = the default)', () => {
+    expect(AppConfig.fromEnv({ MAX_DOMAINS_PER_COMPANY: '3' }, quiet).env.MAX_DOMAINS_PER_COMPANY).toBe(3);
+    expect(AppConfig.fromEnv({ MAX_DOMAINS_PER_COMPANY: '' }, quiet).env.MAX_DOMAINS_PER_COMPANY).toBe(50);
+    expect(problemsOf({ MAX_DOMAINS_PER_COMPANY: '0' })).toEqual([
+      expect.stringMatching(/MAX_DOMAINS_PER_COMPANY/),
+    ]);
+    expect(problemsOf({ MAX_DOMAINS_PER_COMPANY: 'many' })).toEqual([
+      expect.stringMatching(/MAX_DOMAINS_PER_COMPANY/),
+    ]);
   });
 
   it('starts in production when every secret is strong and distinct', () => {

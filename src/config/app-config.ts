@@ -148,6 +148,9 @@ export class EnvironmentVariables {
   @Transform(emptyTo('bounce')) @IsString() RETURN_PATH_PREFIX = 'bounce';
   @Transform(emptyTo('rp.relay.local')) @IsString() RETURN_PATH_HOST = 'rp.relay.local';
 
+  /** Sender domains one company may hold (resources.md "Domain"); one more is a 409. */
+  @Transform((p) => toInt({ value: emptyTo(50)(p) })) @IsInt() @Min(1) MAX_DOMAINS_PER_COMPANY = 50;
+
   /** relay-status refuses senders whose domain is not verified. */
   @Transform((p) => toBool({ value: emptyTo('true')(p) })) @IsBoolean() RELAY_REQUIRE_VERIFIED_DOMAIN = true;
 

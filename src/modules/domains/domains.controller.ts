@@ -44,8 +44,10 @@ export class DomainsController {
    * @remarks
    * Owner only. `name` is a domain name of at least two labels (`acme.co.id`, `mail.acme.co.id`), not an IP
    * address, at most 253 characters, with no scheme or path; an internationalised name is stored as punycode.
-   * Creates the DKIM key (RSA 2048) and answers the domain with the `records` to publish, all `unchecked`.
-   * 409 when the company already added it, or another company has verified it.
+   * Creates the DKIM key (RSA 2048; one at a time per process, so a burst of adds waits its turn) and answers
+   * the domain with the `records` to publish, all `unchecked`. 409 when the company already added it, when
+   * another company has verified it, or when the company has MAX_DOMAINS_PER_COMPANY domains already (default
+   * 50; the message names the limit).
    */
   @Post()
   @OwnerAuth()

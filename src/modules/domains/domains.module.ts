@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { UsersModule } from '../users/users.module';
+import { DkimKeyPairs } from './dkim-key-pairs';
 import { DomainDnsChecker } from './domain-dns-checker';
 import { DomainLookupModule } from './domain-lookup';
 import { DomainsAdminController } from './domains-admin.controller';
@@ -13,7 +14,7 @@ import { VerifyRateLimit } from './verify-rate-limit';
 @Module({
   imports: [TypeOrmModule.forFeature([Domain]), DomainLookupModule, UsersModule],
   controllers: [DomainsController, DomainsAdminController],
-  providers: [DomainsService, DomainDnsChecker, VerifyRateLimit],
+  providers: [DomainsService, DkimKeyPairs, DomainDnsChecker, VerifyRateLimit],
   exports: [DomainsService, DomainLookupModule],
 })
 export class DomainsModule {}

@@ -1,17 +1,18 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { generateKeyPair, randomBytes } from 'node:crypto';
-import { promisify } from 'node:util';
+import { randomBytes } from 'node:crypto';
 import { Brackets, EntityManager, Repository } from 'typeorm';
 import { EncryptionService } from '../../common/crypto/encryption.service';
 import { BadRequestError, ConflictError, NotFoundError } from '../../common/errors/domain-error';
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { AppConfig } from '../../config/app-config';
 import { isUniqueViolation } from '../../database/database-errors';
+import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { JobRegistry } from '../jobs/job-registry';
 import { NotificationsService } from '../notifications/notifications.service';
 import { CompanyMembersService } from '../users/company-members.service';
+import { DkimKeyPairs } from './dkim-key-pairs';
 import { lostSpfOrDkim, passes, recordsToPublish } from './dns-records';
 import { DomainDnsChecker } from './domain-dns-checker';
 import { DomainEvents } from './domain-events';
@@ -26,8 +27,6 @@ const VERIFIED_ELSEWHERE = 'Domain is verified by another company';
 /** Domains re-checked per query page by the daily job. */
 const RECHECK_BATCH = 100;
 
-const generateRsaKeyPair = promisify(generateKeyPair);
-
 /**
  * Sender domains (resources.md "Domain"): adding one makes its DKIM key and the records to
  * publish; a verification checks them live and moves the status; the daily `recheck-domains`
@@ -38,7 +37,9 @@ export class DomainsService implements OnModuleInit {
   constructor(
     @InjectRepository(Domain) private readonly domains: Repository<Domain>,
     private readonly transactions: TransactionService,
+    private readonly dialect: SqlDialect,
     private readonly config: AppConfig,
+    private readonly keyPairs: DkimKeyPairs,
     private readonly encryption: EncryptionService,
     private readonly dns: DomainDnsChecker,
     private readonly events: DomainEvents,
@@ -55,17 +56,14 @@ export class DomainsService implements OnModuleInit {
     const normalised = normaliseDomainName(input);
     if ('problem' in normalised) throw new BadRequestError(normalised.problem);
     const { name } = normalised;
+    // Refused before a key is made for it; checked again under the company's lock below.
     await this.refuseTaken(companyId, name);
-    // RSA key generation takes tens of milliseconds: on the thread pool, not the event loop.
-    const { publicKey, privateKey } = await generateRsaKeyPair('rsa', {
-      modulusLength: 2048,
-      publicKeyEncoding: { type: 'spki', format: 'der' },
-      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-    });
+    this.refuseOverLimit(await this.domains.countBy({ companyId }));
+    // One key at a time per process, off the thread pool argon2 needs (DkimKeyPairs).
+    const { publicKeyBase64: dkimPublicKey, privateKeyPem } = await this.keyPairs.make();
     const now = new Date();
     const dkimSelector = `rs${now.getUTCFullYear()}${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
     const verificationToken = randomBytes(16).toString('hex');
-    const dkimPublicKey = publicKey.toString('base64');
     const env = this.config.env;
     const domain = this.domains.create({
       companyId,
@@ -74,7 +72,7 @@ export class DomainsService implements OnModuleInit {
       verificationToken,
       dkimSelector,
       dkimPublicKey,
-      dkimPrivateKey: this.encryption.encrypt(privateKey),
+      dkimPrivateKey: this.encryption.encrypt(privateKeyPem),
       records: recordsToPublish({
         domain: name,
         verificationToken,
@@ -88,7 +86,12 @@ export class DomainsService implements OnModuleInit {
       verifiedAt: null,
     });
     try {
-      await this.domains.insert(domain);
+      await this.transactions.run(async (em) => {
+        // Two adds of one company at its limit - 1: the second counts after the first commits.
+        await this.lockCompany(em, companyId);
+        this.refuseOverLimit(await em.countBy(Domain, { companyId }));
+        await em.insert(Domain, domain);
+      });
     } catch (e: unknown) {
       if (isUniqueViolation(e)) throw new ConflictError(ALREADY_ADDED);
       throw e;
@@ -237,6 +240,30 @@ export class DomainsService implements OnModuleInit {
             data: { domainUuid: domain.uuid, name: domain.name },
           },
       em,
+    );
+  }
+
+  private refuseOverLimit(count: number): void {
+    const limit = this.config.env.MAX_DOMAINS_PER_COMPANY;
+    if (count >= limit) {
+      throw new ConflictError(`Domain limit reached: a company has at most ${limit} domains`);
+    }
+  }
+
+  /**
+   * Locks the company's row for the rest of the transaction (PostgreSQL; SQLite runs one
+   * transaction at a time). CompanyStateService.lockRow does this for the other areas, but
+   * CompaniesModule imports this module, so the row is reached through the domains' own
+   * relation to their company (as `withCompanyUuid` joins it), read by id only.
+   */
+  private async lockCompany(em: EntityManager, companyId: number): Promise<void> {
+    const company = em.getRepository(Domain).metadata.findRelationWithPropertyPath('company');
+    if (!company) throw new Error('Domain has no company relation');
+    await this.dialect.lockRows(
+      em
+        .createQueryBuilder(company.inverseEntityMetadata.target, 'company')
+        .select('company.id')
+        .where('company.id = :companyId', { companyId }),
     );
   }
 
