@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { Socket } from 'node:net';
+import { PipelinedConnection } from '../../common/net/pipelined-connection';
 import { TcpListener } from '../../common/net/tcp-listener';
 import {
   failLine,
@@ -57,97 +58,61 @@ export class SaslServer extends TcpListener<SaslConnection> {
   }
 }
 
-class SaslConnection {
+/** One Postfix connection: lines read and answered in order, at most maxPending waiting. */
+class SaslConnection extends PipelinedConnection {
   private readonly reader = new LineReader();
   private readonly session = new SaslSession();
-  /** Requests read and not yet answered; answers are written in the order requests came. */
-  private pending = 0;
-  private answered: Promise<void> = Promise.resolve();
-  private waitingForDrain = false;
-  private ending = false;
 
   constructor(
-    private readonly socket: Socket,
+    socket: Socket,
     private readonly authenticate: Authenticate,
     private readonly logger: Logger,
     private readonly options: Required<SaslServerOptions>,
   ) {
-    socket.on('data', (chunk: Buffer) => {
-      this.reader.push(chunk);
-      this.read();
-    });
-    socket.on('drain', () => {
-      this.waitingForDrain = false;
-      this.read();
-    });
-    socket.on('error', () => socket.destroy());
+    super(socket, options.maxPending);
   }
 
-  end(): void {
-    this.ending = true;
-    if (this.pending === 0) this.socket.end();
+  protected received(chunk: Buffer): void {
+    this.reader.push(chunk);
   }
 
-  /**
-   * Takes lines while fewer than maxPending requests wait and the client reads its answers;
-   * otherwise the socket is paused, so a client that never reads cannot grow the agent's memory.
-   */
-  private read(): void {
-    while (
-      !this.socket.destroyed &&
-      !this.ending &&
-      this.pending < this.options.maxPending &&
-      !this.waitingForDrain
-    ) {
-      let step: SaslStep;
-      try {
-        const line = this.reader.next();
-        if (line === null) {
-          this.socket.resume();
-          return;
-        }
-        step = this.session.handle(line);
-      } catch (e: unknown) {
-        if (!(e instanceof SaslProtocolError)) throw e;
-        this.logger.warn(`SASL protocol error (${e.message}): closing the connection`);
-        this.socket.destroy();
-        return;
-      }
-      if (step === null) continue;
-      if ('refused' in step && step.refused) {
-        const { reason, username, mechanism, clientAddress } = step.refused;
-        this.logger.warn(
-          { user: username?.slice(0, 64), rip: clientAddress, mech: mechanism, reason },
-          'SMTP AUTH failed',
-        );
-      }
-      if ('reply' in step && this.pending === 0) this.write(step.reply);
-      else this.enqueue(step);
+  protected takeNext(): boolean {
+    let step: SaslStep;
+    try {
+      const line = this.reader.next();
+      if (line === null) return false;
+      step = this.session.handle(line);
+    } catch (e: unknown) {
+      if (!(e instanceof SaslProtocolError)) throw e;
+      this.logger.warn(`SASL protocol error (${e.message}): closing the connection`);
+      this.socket.destroy();
+      return false;
     }
-    this.socket.pause();
+    if (step === null) return true;
+    if ('refused' in step && step.refused) {
+      const { reason, username, mechanism, clientAddress } = step.refused;
+      this.logger.warn(
+        { user: username?.slice(0, 64), rip: clientAddress, mech: mechanism, reason },
+        'SMTP AUTH failed',
+      );
+    }
+    if ('reply' in step && this.pending === 0) this.write(step.reply);
+    else this.answerInTurn(step);
+    return true;
   }
 
-  private enqueue(step: NonNullable<SaslStep>): void {
-    this.pending += 1;
-    this.answered = this.answered
-      .then(async () => {
-        if (this.socket.destroyed) return;
+  private answerInTurn(step: NonNullable<SaslStep>): void {
+    this.enqueue(
+      async () => {
         if ('reply' in step) return this.write(step.reply);
         const { id, ...attempt } = step.check;
         const username = await this.decide(attempt);
         if (username !== undefined && !this.socket.destroyed) {
           this.write(username === null ? failLine(id) : okLine(id, username));
         }
-      })
-      .catch((e: unknown) => {
-        this.logger.error({ err: e }, 'SMTP AUTH answer failed: closing the connection');
-        this.socket.destroy();
-      })
-      .finally(() => {
-        this.pending -= 1;
-        if (this.ending && this.pending === 0) this.socket.end();
-        else this.read();
-      });
+      },
+      (e: unknown) => this.logger.error({ err: e }, 'SMTP AUTH answer failed: closing the connection'),
+    );
   }
 
   /** The check's answer, or undefined once the connection was closed because it has none. */
@@ -169,9 +134,5 @@ class SaslConnection {
     }
     this.socket.destroy();
     return undefined;
-  }
-
-  private write(line: string): void {
-    if (!this.socket.write(line)) this.waitingForDrain = true;
   }
 }
