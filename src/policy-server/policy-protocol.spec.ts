@@ -24,9 +24,17 @@ const RCPT = [
   '',
 ].join('\n');
 
+/** Pushes the chunk and takes every request it completes. */
+function take(parser: PolicyRequestParser, chunk: string) {
+  parser.push(chunk);
+  const requests = [];
+  for (let request; (request = parser.next()) !== null;) requests.push(request);
+  return requests;
+}
+
 describe('PolicyRequestParser', () => {
   it('parses one request ended by an empty line', () => {
-    const [request, ...rest] = new PolicyRequestParser().push(RCPT);
+    const [request, ...rest] = take(new PolicyRequestParser(), RCPT);
     expect(rest).toEqual([]);
     expect(Object.fromEntries(request)).toMatchObject({
       request: 'smtpd_access_policy',
@@ -40,31 +48,48 @@ describe('PolicyRequestParser', () => {
     const text = (RCPT + RCPT.replace('jo@', 'al@')).replace(/\n/g, '\r\n');
     for (let cut = 1; cut < text.length; cut += 7) {
       const parser = new PolicyRequestParser();
-      const requests = [...parser.push(text.slice(0, cut)), ...parser.push(text.slice(cut))];
+      const requests = [...take(parser, text.slice(0, cut)), ...take(parser, text.slice(cut))];
       expect(requests.map((r) => r.get('recipient'))).toEqual(['jo@example.net', 'al@example.net']);
     }
   });
 
   it('keeps `=` inside values and empty values, and ignores lines without `=`', () => {
-    const [request] = new PolicyRequestParser().push('ccert_subject=CN=a=b\nsender=\nnonsense\n\n');
+    const [request] = take(new PolicyRequestParser(), 'ccert_subject=CN=a=b\nsender=\nnonsense\n\n');
     expect(request.get('ccert_subject')).toBe('CN=a=b');
     expect(request.get('sender')).toBe('');
     expect(request.has('nonsense')).toBe(false);
   });
 
   it('refuses a request over 64 KB, whole lines or not', () => {
-    expect(() => new PolicyRequestParser().push(`a=${'x'.repeat(MAX_REQUEST_BYTES)}`)).toThrow(
+    expect(() => take(new PolicyRequestParser(), `a=${'x'.repeat(MAX_REQUEST_BYTES)}`)).toThrow(
       PolicyProtocolError,
     );
     const parser = new PolicyRequestParser();
     expect(() => {
-      for (let i = 0; i < 2000; i++) parser.push(`name${i}=${'y'.repeat(40)}\n`);
+      for (let i = 0; i < 2000; i++) take(parser, `name${i}=${'y'.repeat(40)}\n`);
     }).toThrow(PolicyProtocolError);
+  });
+
+  it('refuses an empty request: an empty line ends a request only after an attribute', () => {
+    for (const text of ['\n', '\r\n', `${RCPT}\n`, 'nonsense\n\n']) {
+      const parser = new PolicyRequestParser();
+      expect(() => take(parser, text)).toThrow(new PolicyProtocolError('Empty policy request'));
+    }
+  });
+
+  it('gives the requests of a chunk one at a time, keeping the rest for later', () => {
+    const parser = new PolicyRequestParser();
+    parser.push(RCPT + RCPT.replace('jo@', 'al@') + 'sender=half');
+    expect(parser.next()?.get('recipient')).toBe('jo@example.net');
+    expect(parser.next()?.get('recipient')).toBe('al@example.net');
+    expect(parser.next()).toBeNull();
+    parser.push('@acme.test\n\n');
+    expect(Object.fromEntries(parser.next() ?? [])).toEqual({ sender: 'half@acme.test' });
   });
 });
 
 describe('toRelayQuery', () => {
-  const parse = (text: string) => new PolicyRequestParser().push(text)[0];
+  const parse = (text: string) => take(new PolicyRequestParser(), text)[0];
 
   it('maps the attributes of a RCPT request, one recipient', () => {
     expect(toRelayQuery(parse(RCPT))).toEqual({

@@ -10,17 +10,24 @@ export class PolicyProtocolError extends Error {}
 
 /**
  * Splits a connection's bytes into requests: `name=value` lines, an empty line ending each.
- * Lines may end in LF or CRLF; a request may arrive in pieces, and several in one chunk.
+ * Lines may end in LF or CRLF; a request may arrive in pieces, and several in one chunk. What was
+ * pushed is taken one request at a time, so a server can stop taking while its answers wait.
  */
 export class PolicyRequestParser {
   private buffer = '';
   private current: PolicyAttributes = new Map();
   private currentBytes = 0;
 
-  /** The requests completed by this chunk, in order. Throws PolicyProtocolError on an oversized request. */
-  push(chunk: string): PolicyAttributes[] {
+  /** Keeps a chunk of the connection for next(). */
+  push(chunk: string): void {
     this.buffer += chunk;
-    const complete: PolicyAttributes[] = [];
+  }
+
+  /**
+   * The next complete request, or null until more comes. Throws PolicyProtocolError on an
+   * oversized request, and on an empty one: an empty line ends a request only after an attribute.
+   */
+  next(): PolicyAttributes | null {
     let newline: number;
     while ((newline = this.buffer.indexOf('\n')) !== -1) {
       const line = this.buffer.slice(0, newline).replace(/\r$/, '');
@@ -28,10 +35,11 @@ export class PolicyRequestParser {
       this.currentBytes += newline + 1;
       if (this.currentBytes > MAX_REQUEST_BYTES) throw new PolicyProtocolError('Policy request too large');
       if (line === '') {
-        complete.push(this.current);
+        if (this.current.size === 0) throw new PolicyProtocolError('Empty policy request');
+        const request = this.current;
         this.current = new Map();
         this.currentBytes = 0;
-        continue;
+        return request;
       }
       const eq = line.indexOf('=');
       // A line without `=` is not an attribute; Postfix never sends one, so it is ignored.
@@ -40,7 +48,7 @@ export class PolicyRequestParser {
     if (this.currentBytes + this.buffer.length > MAX_REQUEST_BYTES) {
       throw new PolicyProtocolError('Policy request too large');
     }
-    return complete;
+    return null;
   }
 }
 

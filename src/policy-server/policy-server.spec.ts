@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { connect, Socket } from 'node:net';
 import type { RelayQuery } from '../modules/internal/relay-decision';
 import { PolicyServer } from './policy-server';
@@ -24,8 +25,9 @@ async function client(port: number) {
     }
   });
   socket.on('close', () => (closed = true));
+  // Waits as long as it takes (the test's own timeout ends a wait that never ends).
   const until = async (done: () => boolean) => {
-    for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+    while (!done()) await new Promise((r) => setTimeout(r, 10));
   };
   return { socket, replies, isClosed: () => closed, until };
 }
@@ -89,4 +91,128 @@ describe('PolicyServer over TCP on loopback', () => {
     await c.until(c.isClosed);
     expect(c.isClosed()).toBe(true);
   });
+});
+
+describe('PolicyServer back-pressure', () => {
+  beforeAll(() => Logger.overrideLogger(false));
+  afterAll(() => Logger.overrideLogger(['error', 'warn', 'log']));
+
+  let server: PolicyServer | undefined;
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let decided = 0;
+  const sockets: Socket[] = [];
+
+  /** A server whose decision refuses each recipient by name, so the order of the answers shows. */
+  async function start(hold?: Promise<void>): Promise<number> {
+    inFlight = maxInFlight = decided = 0;
+    server = new PolicyServer(async (query) => {
+      maxInFlight = Math.max(maxInFlight, ++inFlight);
+      try {
+        if (hold) await hold;
+        decided += 1;
+        return { action: `REJECT ${query.recipients?.[0]}` };
+      } finally {
+        inFlight -= 1;
+      }
+    });
+    return server.listen(0);
+  }
+
+  async function connected(port: number) {
+    const c = await client(port);
+    sockets.push(c.socket);
+    return c;
+  }
+
+  afterEach(async () => {
+    for (const socket of sockets.splice(0)) socket.destroy();
+    await server?.close();
+  });
+
+  const numbered = (i: number) => request({ sasl_username: 'r-ok', recipient: `r${i}@x.test` });
+  const answer = (i: number) => `action=REJECT r${i}@x.test`;
+
+  it('closes the connection on an empty request (a bare empty line), with no reply', async () => {
+    const c = await connected(await start());
+    c.socket.write('\n');
+    await c.until(() => c.isClosed() || c.replies.length > 0);
+    expect(c.isClosed()).toBe(true);
+    expect(c.replies).toEqual([]);
+    expect(decided).toBe(0);
+  });
+
+  it('reads at most 64 requests ahead of its answers: on close() it answers those, in order, and closes', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const port = await start(held);
+    const c = await connected(port);
+    const closed = new Promise<void>((resolve) => c.socket.once('close', () => resolve()));
+    // 200 requests, about 12 KB in one write: loopback delivers them to the server as one read.
+    c.socket.write(Array.from({ length: 200 }, (_, i) => numbered(i)).join(''));
+    await c.until(() => inFlight === 1);
+    const closing = server!.close();
+    release();
+    await closed;
+    await closing;
+    expect(c.replies).toEqual(Array.from({ length: 64 }, (_, i) => answer(i)));
+    expect(decided).toBe(64);
+    expect(maxInFlight).toBeLessThanOrEqual(64);
+  });
+
+  it('stops reading a client that never reads its replies, serves the others, and catches up once it does', async () => {
+    const port = await start();
+    // More requests (about 27 MB) and answers than loopback's socket buffers hold: a server that
+    // kept reading would keep the rest in its memory. Made before measuring: the client's own.
+    const total = 300_000;
+    const batches = Array.from({ length: total / 10_000 }, (_, b) =>
+      Array.from({ length: 10_000 }, (_, i) => numbered(b * 10_000 + i)).join(''),
+    );
+    const rssBefore = process.memoryUsage().rss;
+    let rssMax = rssBefore;
+    const stalled = await connected(port);
+    stalled.socket.pause();
+    for (const batch of batches.splice(0)) stalled.socket.write(batch);
+    // Held there: what was read is decided and answered into the paused socket, then nothing more
+    // is read while the client does not read (on a loaded machine that takes a while).
+    let seen = -1;
+    while (decided !== seen) {
+      seen = decided;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      rssMax = Math.max(rssMax, process.memoryUsage().rss);
+    }
+    const mb = (rss: number) => Math.round((rss - rssBefore) / 2 ** 20);
+    console.log(`${seen} of ${total} decided before the client read; rss grew by ${mb(rssMax)} MB`);
+    expect(seen).toBeLessThan(total);
+
+    const other = await connected(port);
+    other.socket.write(numbered(7));
+    await other.until(() => other.replies.length === 1);
+    expect(other.replies).toEqual([answer(7)]);
+
+    // Reading again, the client gets every answer in order and the rest of its requests are read.
+    let answered = 0;
+    let outOfOrder: string | undefined;
+    let rest = '';
+    stalled.socket.removeAllListeners('data');
+    const allAnswered = new Promise<void>((resolve) => {
+      stalled.socket.on('data', (chunk: string) => {
+        const replies = (rest + chunk).split('\n\n');
+        rest = replies.pop()!;
+        for (const reply of replies) {
+          if (reply !== answer(answered)) outOfOrder ??= `${answered}: ${reply}`;
+          answered += 1;
+        }
+        rssMax = Math.max(rssMax, process.memoryUsage().rss);
+        if (answered === total) resolve();
+      });
+    });
+    stalled.socket.resume();
+    await allAnswered;
+    expect(outOfOrder).toBeUndefined();
+    expect(decided).toBe(total + 1);
+    expect(maxInFlight).toBeLessThanOrEqual(64);
+    console.log(`all ${total} answered; rss grew by at most ${mb(rssMax)} MB`);
+    expect(mb(rssMax)).toBeLessThan(200);
+  }, 120_000);
 });
