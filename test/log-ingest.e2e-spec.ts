@@ -258,6 +258,19 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
     expect(await countRows(t, 'log_batches')).toBe(before);
   });
 
+  it('refuses a deeply nested JSON batch with the 400 of every route and writes nothing', async () => {
+    const before = await countRows(t, 'log_batches');
+    const records = await countRows(t, 'clean_logs');
+    // 10 KB: 5,000 nested arrays, which JSON.stringify could not write back (stack overflow).
+    const deep = '['.repeat(5000) + ']'.repeat(5000);
+    for (const body of [deep, `{"logs":${deep}}`]) {
+      const res = await post(body, 'application/json').expect(400);
+      expectFailure(res.body, 400, 'Request body is nested too deeply');
+    }
+    expect(await countRows(t, 'log_batches')).toBe(before);
+    expect(await countRows(t, 'clean_logs')).toBe(records);
+  });
+
   it('refuses a missing or wrong key (401)', async () => {
     const res = await t
       .http()

@@ -1,5 +1,6 @@
 import { BadRequestException, HttpStatus, Injectable } from '@nestjs/common';
 import { DomainError } from '../../common/errors/domain-error';
+import { refuseDeepNesting } from '../../common/http/json-depth';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, Repository } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
@@ -85,6 +86,7 @@ export class LogIngestService {
   }
 
   async ingest(body: unknown, form: ShippedForm): Promise<IngestResult> {
+    if (typeof body !== 'string') refuseDeepNesting(body);
     const raw = typeof body === 'string' ? body : JSON.stringify(body);
     const receivedAt = new Date();
     const lines = this.parse(raw, form, receivedAt);
