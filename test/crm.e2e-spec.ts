@@ -371,6 +371,51 @@ describe('CRM (/api/v1/auth-crm, /api/v1/get-token, admin crm-sync, the crm-sync
       expect(await runJob()).toBe(1);
     });
 
+    describe('a token answer the service cannot use: 502, and the stored connection stays as it was', () => {
+      const unusable: Array<[string, Record<string, unknown>, RegExp]> = [
+        ['expires_in 1e20', { expires_in: 1e20 }, /expires_in/],
+        ['a negative expires_in', { expires_in: -5 }, /expires_in/],
+        ['a fractional expires_in', { expires_in: 0.5 }, /expires_in/],
+        ['a text expires_in', { expires_in: 'soon' }, /expires_in/],
+        ['a number for access_token', { access_token: 12345 }, /access_token/],
+        ['an ftp api_domain', { api_domain: 'ftp://crm.example' }, /api_domain/],
+        ['an object for refresh_token', { refresh_token: { a: 1 } }, /refresh_token/],
+      ];
+      const stored = () => t.dataSource.getRepository(CrmConnection).findOneByOrFail({ id: 1 });
+      afterEach(() => (crm.tokenAnswerOverride = null));
+
+      it.each(unusable)('/get-token answered with %s', async (_name, override, problem) => {
+        const before = await stored();
+        crm.tokenAnswerOverride = override;
+        const state = stateOf((await authCrm(superAdmin).expect(200)).body.data.authorizationUrl);
+        const res = await getToken({ code: crm.issueCode(), state }).expect(502);
+        expectFailure(res.body, 502, problem);
+        expect(res.body.msg).toMatch(/^The CRM answered an unusable token: /);
+        expect(await stored()).toEqual(before);
+        expect(await countRows(t, 'crm_connections')).toBe(1);
+      });
+
+      it('a refresh answered with expires_in 1e20: the admin crm-sync answers 502, the next usable refresh is stored', async () => {
+        const user = await registerUser(t);
+        await eventually(async () =>
+          expect((await outboxOf(user.companyUuid)).entry?.syncedAt).toBeInstanceOf(Date),
+        );
+        await t.dataSource
+          .getRepository(CrmConnection)
+          .update({ id: 1 }, { expiresAt: new Date(Date.now() + 30_000) });
+        const before = await stored();
+        crm.tokenAnswerOverride = { expires_in: 1e20 };
+        const res = await crmSync(admin, user.companyUuid).expect(502);
+        expectFailure(res.body, 502, /expires_in/);
+        expect(await stored()).toEqual(before);
+
+        // A usable answer next time: the refresh goes through and is stored.
+        crm.tokenAnswerOverride = null;
+        await crmSync(admin, user.companyUuid).expect(200);
+        expect((await stored()).expiresAt.getTime()).toBeGreaterThan(Date.now() + 3500_000);
+      });
+    });
+
     it('across a restart: a company queued while the CRM stalled reaches it once from the next process', async () => {
       crm.mode = { kind: 'stall' };
       const user = await registerUser(t);

@@ -24,13 +24,15 @@ export type CrmMode = { kind: 'ok' } | { kind: 'fail'; status: number } | { kind
  * and refresh token grants) and `/crm/v8/{Accounts|Contacts}/upsert` with
  * `Authorization: Zoho-oauthtoken`. Accounts are keyed by `duplicate_check_fields`, so a retried
  * upsert updates instead of duplicating. It records every request, refuses records whose
- * Account_Name is "Refuse me", and can be told to fail, to stall, or to expire its tokens.
+ * Account_Name is "Refuse me", and can be told to fail, to stall, to expire its tokens, or to answer token grants out of shape.
  */
 export class CrmServer {
   readonly requests: RecordedCrmRequest[] = [];
   readonly accounts = new Map<string, CrmRecord>();
   readonly contacts = new Map<string, CrmRecord>();
   mode: CrmMode = { kind: 'ok' };
+  /** Fields laid over every granted token answer (e.g. `{ expires_in: 1e20 }`) until set back to null. */
+  tokenAnswerOverride: Record<string, unknown> | null = null;
   private readonly codes = new Set<string>();
   private readonly accessTokens = new Set<string>();
   private readonly refreshTokens = new Set<string>();
@@ -105,7 +107,10 @@ export class CrmServer {
     if (this.mode.kind === 'fail')
       return answer(this.mode.status, { code: 'INTERNAL_ERROR', message: 'down' });
 
-    if (req.method === 'POST' && path === '/oauth/v2/token') return answer(200, this.token(body));
+    if (req.method === 'POST' && path === '/oauth/v2/token') {
+      const token = this.token(body);
+      return answer(200, 'error' in token ? token : { ...token, ...this.tokenAnswerOverride });
+    }
     const upsert = /^\/crm\/v8\/(Accounts|Contacts)\/upsert$/.exec(path);
     if (req.method === 'POST' && upsert) {
       const token = /^Zoho-oauthtoken (.+)$/.exec(req.headers.authorization ?? '')?.[1];

@@ -17,6 +17,13 @@ export class CrmTokenRefusedError extends CrmUnavailableError {
   }
 }
 
+/** The CRM answered, but with something the service cannot use (a token answer out of shape): 502. */
+export class CrmBadAnswerError extends DomainError {
+  constructor(message: string) {
+    super(HttpStatus.BAD_GATEWAY, message);
+  }
+}
+
 /** What the OAuth server hands back for a code or a refresh token. */
 export interface CrmTokens {
   accessToken: string;
@@ -32,6 +39,13 @@ export type CrmUpsertOutcome = { ok: true; id: string } | { ok: false; error: st
 export type CrmModule = 'Accounts' | 'Contacts';
 
 const MAX_ERROR = 300;
+/** The longest `expires_in` taken from the OAuth server (Zoho's is 3600): a year, in seconds. */
+export const MAX_EXPIRES_IN_SECONDS = 365 * 86_400;
+/** What a token answer without `expires_in` is taken to mean (RFC 6749 makes it optional). */
+const DEFAULT_EXPIRES_IN_SECONDS = 3600;
+const MAX_TOKEN_LENGTH = 4096;
+/** The column that keeps it holds 255 characters. */
+const MAX_API_DOMAIN_LENGTH = 255;
 
 /**
  * The Zoho-style CRM of integrations.md: the OAuth token endpoint at `{CRM_ACCOUNTS_URL}` and
@@ -139,26 +153,15 @@ export class CrmClient {
     if (typeof answer?.error === 'string' && answer.error && status < 500) {
       refused(answer.error.slice(0, 100));
     }
-    const accessToken = answer?.access_token;
-    const apiDomain = answer?.api_domain;
-    const expiresIn = Number(answer?.expires_in);
-    if (
-      status !== 200 ||
-      typeof accessToken !== 'string' ||
-      !accessToken ||
-      typeof apiDomain !== 'string' ||
-      !isHttpUrl(apiDomain)
-    ) {
+    if (status !== 200 || !answer) {
       this.logger.warn({ status }, 'CRM token endpoint answered without a token');
       throw new CrmUnavailableError(`CRM token endpoint failed: ${describe(status, answer)}`);
     }
-    return {
-      accessToken,
-      refreshToken:
-        typeof answer?.refresh_token === 'string' && answer.refresh_token ? answer.refresh_token : null,
-      expiresInSeconds: Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : 3600,
-      apiDomain,
-    };
+    return readTokens(answer, (problem) => {
+      // The answer holds tokens: only what is wrong with it is logged.
+      this.logger.warn({ problem }, 'CRM token endpoint answered an unusable token');
+      return new CrmBadAnswerError(`The CRM answered an unusable token: ${problem}`);
+    });
   }
 
   private async call(
@@ -178,6 +181,46 @@ export class CrmClient {
       throw new CrmUnavailableError('CRM is unreachable');
     }
   }
+}
+
+/**
+ * The tokens of a 200 answer of the token endpoint, every field checked before anything is
+ * stored: `access_token` a string, `api_domain` an http(s) URL, `refresh_token` a string when
+ * given (a refresh answer has none), `expires_in` a whole number of seconds from 1 to a year when given (3600 when not).
+ */
+function readTokens(answer: Record<string, unknown>, unusable: (problem: string) => Error): CrmTokens {
+  const { access_token: accessToken, refresh_token: refreshToken, api_domain: apiDomain } = answer;
+  if (!isToken(accessToken))
+    throw unusable(`access_token must be a string of 1 to ${MAX_TOKEN_LENGTH} characters`);
+  const noRefreshToken = refreshToken === undefined || refreshToken === null || refreshToken === '';
+  if (!noRefreshToken && !isToken(refreshToken)) {
+    throw unusable(`refresh_token must be a string of 1 to ${MAX_TOKEN_LENGTH} characters`);
+  }
+  if (typeof apiDomain !== 'string' || apiDomain.length > MAX_API_DOMAIN_LENGTH || !isHttpUrl(apiDomain)) {
+    throw unusable(`api_domain must be an http(s) URL of at most ${MAX_API_DOMAIN_LENGTH} characters`);
+  }
+  const expiresIn = expiresInSeconds(answer.expires_in);
+  if (expiresIn === undefined) {
+    throw unusable(`expires_in must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN_SECONDS}`);
+  }
+  return {
+    accessToken,
+    refreshToken: noRefreshToken ? null : refreshToken,
+    expiresInSeconds: expiresIn,
+    apiDomain,
+  };
+}
+
+function isToken(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_TOKEN_LENGTH;
+}
+
+/** `expires_in` as a number (or a string of digits) of seconds within range; undefined when unusable. */
+function expiresInSeconds(value: unknown): number | undefined {
+  if (value === undefined || value === null) return DEFAULT_EXPIRES_IN_SECONDS;
+  const seconds = typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value;
+  if (typeof seconds !== 'number' || !Number.isInteger(seconds)) return undefined;
+  return seconds >= 1 && seconds <= MAX_EXPIRES_IN_SECONDS ? seconds : undefined;
 }
 
 function describe(status: number, answer: Record<string, unknown> | null): string {

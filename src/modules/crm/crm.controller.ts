@@ -40,13 +40,14 @@ export class CrmController {
    * @remarks
    * Public: the signed `state` is the credential. Exchanges `code` for tokens and stores them encrypted. 400 for
    * a state that is forged, expired or already used, for `?error=` (the admin declined) and for a code the CRM
-   * refuses; 503 when the CRM is not configured or does not answer.
+   * refuses; 502 when the CRM answers a token the service cannot use (nothing is stored then); 503 when the CRM
+   * is not configured or does not answer.
    */
   @Get('get-token')
   @Public()
   @ResponseMessage('CRM connected')
   @ApiEnvelope(CrmConnectedDto)
-  @ApiErrors(400, 503)
+  @ApiErrors(400, 502, 503)
   connect(@Query() query: CrmRedirectQueryDto): Promise<CrmConnectedDto> {
     return this.connection.connect(query);
   }
@@ -57,14 +58,15 @@ export class CrmController {
    * @remarks
    * superAdmin and admin. Upserts the company as an Account and its owner as a Contact, and answers the Account
    * id. 404 when no company has this uuid; 503 when the CRM is not configured, not connected, or fails (the
-   * company stays queued and is retried by the `crm-sync` job).
+   * company stays queued and is retried by the `crm-sync` job); 502 when a token refresh answers a token the
+   * service cannot use (the stored connection is kept as it was).
    */
   @Post('admins/companies/:uuid/crm-sync')
   @AdminRoles('superAdmin', 'admin')
   @HttpCode(200)
   @ResponseMessage('Company synced to the CRM')
   @ApiEnvelope(CrmAccountDto)
-  @ApiErrors(400, 404, 409, 503)
+  @ApiErrors(400, 404, 409, 502, 503)
   syncCompany(@Param('uuid', uuidPipe) uuid: string): Promise<CrmAccountDto> {
     return this.sync.syncCompany(uuid);
   }
