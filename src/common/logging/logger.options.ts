@@ -33,6 +33,18 @@ export const REDACTED_PATHS = [
   '*.passwordHash',
 ];
 
+/** A path whose rest is a credential (quality.md: the script URL's token), in any case and after any prefix. */
+const CREDENTIAL_IN_PATH = /^(.*?\/public\/company\/script\/).*$/is;
+
+/**
+ * The path of a request as it is logged: without its query string, and with the credential of
+ * a path that carries one (`/public/company/script/:token`) replaced by `[REDACTED]`.
+ */
+export function loggedPath(url: string): string {
+  const path = url.split('?')[0];
+  return path.replace(CREDENTIAL_IN_PATH, '$1[REDACTED]');
+}
+
 /** The one pino logger of the process (JSON lines, redaction, level from LOG_LEVEL). */
 export function createRootLogger(config: AppConfig): Logger {
   return pino({ level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } });
@@ -63,7 +75,8 @@ function requestStore(root: Logger, reqId: string): Store {
  * One hook per request for what every response and log line carries: the static security
  * headers and `x-request-id` on the response, the request id on every log line written while
  * the request is handled (nestjs-pino's storage), and one closing line per request: method,
- * path (no query string), status and time. Headers and bodies are never logged.
+ * path (no query string, credentials in it replaced: loggedPath), status and time. Headers and
+ * bodies are never logged.
  */
 export function bindRequestContext(
   fastify: FastifyInstance,
@@ -81,7 +94,7 @@ export function bindRequestContext(
     root.info(
       {
         reqId: request.id,
-        req: { method: request.method, path: request.url.split('?')[0] },
+        req: { method: request.method, path: loggedPath(request.url) },
         res: { statusCode: reply.statusCode },
         responseTime: Math.round(reply.elapsedTime),
       },
