@@ -263,6 +263,17 @@ export class SqlDialect {
   }
 
   /**
+   * Serialises the transactions of `em` that take the lock `name` (e.g. the domains of one
+   * company) until they commit or roll back, without locking any row: a transaction-level advisory
+   * lock on PostgreSQL (LOCK_NAMESPACE, lockKey(name)); nothing on SQLite, whose transactions run
+   * one at a time.
+   */
+  async lockName(em: EntityManager, name: string): Promise<void> {
+    if (!this.isPostgres) return;
+    await em.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, lockKey(name)]);
+  }
+
+  /**
    * Runs `work` while holding the lock `name` across every replica sharing the database, or
    * skips it when another session holds the lock. On PostgreSQL a session advisory lock
    * (LOCK_NAMESPACE, lockKey(name)), taken and released on one dedicated connection; SQLite

@@ -88,7 +88,7 @@ export class DomainsService implements OnModuleInit {
     try {
       await this.transactions.run(async (em) => {
         // Two adds of one company at its limit - 1: the second counts after the first commits.
-        await this.lockCompany(em, companyId);
+        await this.dialect.lockName(em, `domains-of-company:${companyId}`);
         this.refuseOverLimit(await em.countBy(Domain, { companyId }));
         await em.insert(Domain, domain);
       });
@@ -256,17 +256,6 @@ export class DomainsService implements OnModuleInit {
    * CompaniesModule imports this module, so the row is reached through the domains' own
    * relation to their company (as `withCompanyUuid` joins it), read by id only.
    */
-  private async lockCompany(em: EntityManager, companyId: number): Promise<void> {
-    const company = em.getRepository(Domain).metadata.findRelationWithPropertyPath('company');
-    if (!company) throw new Error('Domain has no company relation');
-    await this.dialect.lockRows(
-      em
-        .createQueryBuilder(company.inverseEntityMetadata.target, 'company')
-        .select('company.id')
-        .where('company.id = :companyId', { companyId }),
-    );
-  }
-
   private async refuseTaken(companyId: number, name: string): Promise<void> {
     const existing = await this.domains.find({
       where: [
