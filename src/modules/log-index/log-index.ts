@@ -62,7 +62,11 @@ export abstract class LogIndex {
     after?: LogPosition,
   ): Promise<{ items: CleanRecord[]; total: number }>;
 
-  /** Every record of the filter, newest first, read in batches, without their `events` (for the CSV export). */
+  /**
+   * Every record of the filter, newest first, without their `events` (for the CSV export): read in
+   * batches, each only when the consumer asks for the next, and letting the event loop run between
+   * them (an export must hold no other request, quality.md).
+   */
   abstract stream(filter: LogFilter, max: number): AsyncIterable<CleanRecord[]>;
 
   /** Whether the index answers. */

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Brackets, EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
 import { containsPattern } from '../../common/search';
 import { SqlDialect } from '../../database/sql-dialect';
@@ -231,10 +232,17 @@ export class SqlLogIndex extends LogIndex {
     return { items: rows.map(fromRow), total };
   }
 
+  /**
+   * One page per step of the iteration, read when the consumer asks for it. better-sqlite3 answers
+   * synchronously (TypeORM's promise is already resolved), so each page after the first waits for
+   * a turn of the event loop first: without it an export read as fast as it came ran in one chain
+   * of microtasks and held every other request (100,000 rows: 6 s on a loaded test machine).
+   */
   async *stream(filter: LogFilter, max: number): AsyncIterable<CleanRecord[]> {
     let after: LogPosition | undefined;
     let left = max;
     while (left > 0) {
+      if (after) await nextTurn();
       // Raw rows, not entities: a million of them are read here, and the events are not wanted.
       const qb = this.filtered(filter, after)
         .select(STREAM_FIELDS.map((field) => `log.${field}`))

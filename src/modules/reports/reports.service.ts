@@ -115,6 +115,11 @@ export class ReportsService {
     return toDto(record);
   }
 
+  /**
+   * The CSV of the filter as a stream that pulls: Readable.from asks the generator for the next page
+   * only when the response wants more (Fastify pipes it, and the pipe pauses while the socket is
+   * full), so a slow reader leaves the rest of the log unread, not buffered.
+   */
   export(scope: ReportScope, q: LogFilterQueryDto): Readable {
     const filter = this.logFilter(scope, q);
     const index = this.index;
