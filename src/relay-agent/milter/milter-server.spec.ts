@@ -390,7 +390,7 @@ describe('MilterServer', () => {
     for (let i = 0; i < writes; i += 1) commands.add((await c.reply()).command);
     expect([...commands]).toEqual(['y']);
     expect(decisions.calls.length).toBe(writes);
-  }, 60_000);
+  }, 180_000);
 
   it('closes a connection announcing an absurd frame length', async () => {
     const c = await PostfixMilterClient.open(port);

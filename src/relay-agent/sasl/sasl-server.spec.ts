@@ -228,7 +228,7 @@ describe('SaslServer', () => {
     c.socket.resume();
     await allAnswered;
     expect(authenticate).toHaveBeenCalledTimes(total);
-  }, 60_000);
+  }, 180_000);
 
   it('answers what it has read, then closes, on close()', async () => {
     let release!: () => void;
