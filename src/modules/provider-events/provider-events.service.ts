@@ -4,6 +4,7 @@ import { EntityManager, In, IsNull, Not, Repository } from 'typeorm';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { DeliveryRecordsService } from '../log-ingest/delivery-records.service';
+import { underQueueLockPermit } from '../log-ingest/log-ingest.service';
 import { ProviderEventsResultDto } from './dto/provider-events.dto';
 import { ProviderEvent } from './entities/provider-event.entity';
 import { detectProvider, NormalisedEvent, normaliseEvents } from './normalise';
@@ -41,15 +42,18 @@ export class ProviderEventsService {
     for (const event of batch.events) unique.set(event.providerEventId.slice(0, 200), event);
 
     // Stored and applied in one transaction; when applying fails, stored alone, marked for the
-    // retry job: an event is never lost to a failure of its application.
+    // retry job: an event is never lost to a failure of its application. The rebuild locks queue
+    // rows as log batches do: it waits for the same permit (in memory, before it holds a connection).
     let fresh: Array<Omit<ProviderEvent, 'id'>>;
     let ambiguous = new Set<string>();
     try {
-      fresh = await this.transactions.run(async (em) => {
-        const rows = await this.store(em, unique);
-        ambiguous = await this.apply(em, rows);
-        return rows;
-      });
+      fresh = await underQueueLockPermit(this.transactions, () =>
+        this.transactions.run(async (em) => {
+          const rows = await this.store(em, unique);
+          ambiguous = await this.apply(em, rows);
+          return rows;
+        }),
+      );
     } catch (e) {
       this.logger.error({ err: e }, 'Mail-provider events could not be applied; stored for retry-callbacks');
       fresh = await this.transactions.run(async (em) => {
@@ -74,10 +78,12 @@ export class ProviderEventsService {
       take: RETRY_BATCH,
     });
     if (!due.length) return 0;
-    await this.transactions.run(async (em) => {
-      await this.apply(em, due);
-      await em.getRepository(ProviderEvent).update({ id: In(due.map((e) => e.id)) }, { applyError: null });
-    });
+    await underQueueLockPermit(this.transactions, () =>
+      this.transactions.run(async (em) => {
+        await this.apply(em, due);
+        await em.getRepository(ProviderEvent).update({ id: In(due.map((e) => e.id)) }, { applyError: null });
+      }),
+    );
     return due.length;
   }
 
