@@ -1,5 +1,4 @@
 import { BadRequestException, HttpStatus, Injectable } from '@nestjs/common';
-import { Permits } from '../../common/async/permits';
 import { DomainError } from '../../common/errors/domain-error';
 import { refuseDeepNesting } from '../../common/http/json-depth';
 import { InjectRepository } from '@nestjs/typeorm';
@@ -62,25 +61,6 @@ type QueueUpdate = Pick<
   | 'removedAt'
   | 'firstSeenAt'
 >;
-
-/**
- * Transactions that lock queue rows (log batches here, mail-provider events too) running at once
- * in this process, on PostgreSQL. Batches of one queue wait on its row lock, each holding a pooled
- * connection (and may want a second for reads outside the transaction): unbounded, 40 of them
- * took the pool of 20, the relay decision waited for a connection and half the batches timed out
- * (503). A few permits keep the pool for everyone else; the rest wait in memory, already stored
- * (the inbox stores a batch before it applies it), and answer once applied. SQLite runs one
- * transaction at a time anyway (SqliteTransactionGate): there nothing waits here.
- */
-const QUEUE_LOCK_PERMITS = new Permits(4);
-
-/** Runs `work`, a transaction that locks queue rows, under a permit of QUEUE_LOCK_PERMITS on PostgreSQL. */
-export function underQueueLockPermit<T>(
-  transactions: TransactionService,
-  work: () => Promise<T>,
-): Promise<T> {
-  return transactions.isPostgres ? QUEUE_LOCK_PERMITS.run(work) : work();
-}
 
 const FACTS = ['clientHost', 'clientIp', 'saslUsername', 'messageId', 'sender', 'size'] as const;
 const queueKey = (host: string, queueId: string) => `${host}\n${queueId}`;
@@ -147,12 +127,10 @@ export class LogIngestService {
    * permit is free (the batch is stored already: waiting loses nothing).
    */
   private apply(batch: LogBatch, lines: ParsedLine[]): Promise<Applied<LogBatch>> {
-    return underQueueLockPermit(this.transactions, () =>
-      this.transactions.run(async (em) => {
-        const records = await this.applyLines(em, lines);
-        return this.inbox.recordApplied(em, batch, { outcome: 'applied', record: { records } });
-      }),
-    );
+    return this.transactions.runRowLocking(async (em) => {
+      const records = await this.applyLines(em, lines);
+      return this.inbox.recordApplied(em, batch, { outcome: 'applied', record: { records } });
+    });
   }
 
   private parse(raw: string, form: ShippedForm, now: Date): { accepted: number; parsed: ParsedLine[] } {

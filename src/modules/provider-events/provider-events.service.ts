@@ -4,7 +4,6 @@ import { EntityManager, In, IsNull, Not, Repository } from 'typeorm';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { DeliveryRecordsService } from '../log-ingest/delivery-records.service';
-import { underQueueLockPermit } from '../log-ingest/log-ingest.service';
 import { ProviderEventsResultDto } from './dto/provider-events.dto';
 import { ProviderEvent } from './entities/provider-event.entity';
 import { detectProvider, NormalisedEvent, normaliseEvents } from './normalise';
@@ -47,13 +46,11 @@ export class ProviderEventsService {
     let fresh: Array<Omit<ProviderEvent, 'id'>>;
     let ambiguous = new Set<string>();
     try {
-      fresh = await underQueueLockPermit(this.transactions, () =>
-        this.transactions.run(async (em) => {
-          const rows = await this.store(em, unique);
-          ambiguous = await this.apply(em, rows);
-          return rows;
-        }),
-      );
+      fresh = await this.transactions.runRowLocking(async (em) => {
+        const rows = await this.store(em, unique);
+        ambiguous = await this.apply(em, rows);
+        return rows;
+      });
     } catch (e) {
       this.logger.error({ err: e }, 'Mail-provider events could not be applied; stored for retry-callbacks');
       fresh = await this.transactions.run(async (em) => {
@@ -78,12 +75,10 @@ export class ProviderEventsService {
       take: RETRY_BATCH,
     });
     if (!due.length) return 0;
-    await underQueueLockPermit(this.transactions, () =>
-      this.transactions.run(async (em) => {
-        await this.apply(em, due);
-        await em.getRepository(ProviderEvent).update({ id: In(due.map((e) => e.id)) }, { applyError: null });
-      }),
-    );
+    await this.transactions.runRowLocking(async (em) => {
+      await this.apply(em, due);
+      await em.getRepository(ProviderEvent).update({ id: In(due.map((e) => e.id)) }, { applyError: null });
+    });
     return due.length;
   }
 
