@@ -174,22 +174,17 @@ export class LogIngestService {
       if (event.kind === 'noqueue-reject') {
         if (!event.to) continue;
         deliveries.push(
-          em.getRepository(PostfixDelivery).create({
-            lineKey: sha256(host, at.toISOString(), line.message),
-            host,
-            queueId: null,
-            recipient: event.to.toLowerCase().slice(0, 320),
-            origTo: null,
-            at,
-            status: 'rejected',
-            dsn: event.dsn ?? null,
-            relay: null,
-            delay: null,
-            response: `${event.code}${event.dsn ? ` ${event.dsn}` : ''} ${event.response}`,
-            remoteQueueId: null,
-            sender: event.from.slice(0, 320),
-            clientIp: event.clientIp.slice(0, 64),
-          }),
+          em.getRepository(PostfixDelivery).create(
+            deliveryLine(line, {
+              queueId: null,
+              recipient: event.to,
+              status: 'rejected',
+              dsn: event.dsn ?? null,
+              response: `${event.code}${event.dsn ? ` ${event.dsn}` : ''} ${event.response}`,
+              sender: event.from.slice(0, 320),
+              clientIp: event.clientIp.slice(0, 64),
+            }),
+          ),
         );
         continue;
       }
@@ -224,44 +219,34 @@ export class LogIngestService {
           update.sender ??= event.from.slice(0, 320);
           if (!event.to) break;
           deliveries.push(
-            em.getRepository(PostfixDelivery).create({
-              lineKey: sha256(host, at.toISOString(), line.message),
-              host,
-              queueId: event.queueId,
-              recipient: event.to.toLowerCase().slice(0, 320),
-              origTo: null,
-              at,
-              status: 'rejected',
-              dsn: event.dsn?.slice(0, 16) ?? null,
-              relay: null,
-              delay: null,
-              response: [event.code, event.dsn, event.response]
-                .filter((part) => part !== undefined)
-                .join(' '),
-              remoteQueueId: null,
-              sender: null,
-              clientIp: null,
-            }),
+            em.getRepository(PostfixDelivery).create(
+              deliveryLine(line, {
+                queueId: event.queueId,
+                recipient: event.to,
+                status: 'rejected',
+                dsn: event.dsn?.slice(0, 16) ?? null,
+                response: [event.code, event.dsn, event.response]
+                  .filter((part) => part !== undefined)
+                  .join(' '),
+              }),
+            ),
           );
           break;
         case 'delivery':
           deliveries.push(
-            em.getRepository(PostfixDelivery).create({
-              lineKey: sha256(host, at.toISOString(), line.message),
-              host,
-              queueId: event.queueId,
-              recipient: event.to.toLowerCase().slice(0, 320),
-              origTo: event.origTo?.toLowerCase().slice(0, 320) ?? null,
-              at,
-              status: event.status,
-              dsn: event.dsn?.slice(0, 16) ?? null,
-              relay: event.relay?.slice(0, 300) ?? null,
-              delay: event.delay ?? null,
-              response: event.response ?? null,
-              remoteQueueId: event.remoteQueueId?.slice(0, 200) ?? null,
-              sender: null,
-              clientIp: null,
-            }),
+            em.getRepository(PostfixDelivery).create(
+              deliveryLine(line, {
+                queueId: event.queueId,
+                recipient: event.to,
+                origTo: event.origTo?.toLowerCase().slice(0, 320) ?? null,
+                status: event.status,
+                dsn: event.dsn?.slice(0, 16) ?? null,
+                relay: event.relay?.slice(0, 300) ?? null,
+                delay: event.delay ?? null,
+                response: event.response ?? null,
+                remoteQueueId: event.remoteQueueId?.slice(0, 200) ?? null,
+              }),
+            ),
           );
           break;
       }
@@ -346,6 +331,31 @@ export class LogIngestService {
     const inserted = new Set(await this.dialect.insertNew(em, PostfixDelivery, unique, 'lineKey'));
     return unique.filter((d) => inserted.has(d.lineKey));
   }
+}
+
+/**
+ * A delivery line as stored: keyed by its host, time and text (a line seen twice is stored once),
+ * the recipient lower-cased; what the line does not say is null.
+ */
+function deliveryLine(
+  line: ParsedLine,
+  says: Pick<PostfixDelivery, 'queueId' | 'recipient' | 'status'> & Partial<PostfixDelivery>,
+): PostfixDelivery {
+  return {
+    origTo: null,
+    dsn: null,
+    relay: null,
+    delay: null,
+    response: null,
+    remoteQueueId: null,
+    sender: null,
+    clientIp: null,
+    ...says,
+    lineKey: sha256(line.host, line.at.toISOString(), line.message),
+    host: line.host,
+    at: line.at,
+    recipient: says.recipient.toLowerCase().slice(0, 320),
+  } as PostfixDelivery;
 }
 
 function emptyUpdate(host: string, queueId: string, at: Date): QueueUpdate {
