@@ -130,6 +130,30 @@ describe('Relay agent: SMTP AUTH on the database (e2e)', () => {
       expect(await storedHash(owner.companyUuid)).toBe(digest(password));
     });
 
+    it('answers each of many attempts at the same moment for its own credentials', async () => {
+      // On PostgreSQL concurrent attempts share one read of the usernames; every answer must
+      // still be its own: right, wrong password, unknown user, another case, the same user twice.
+      const owners = await Promise.all([createActiveUser(t), createActiveUser(t), createActiveUser(t)]);
+      const accounts = await Promise.all(owners.map((o) => newRelayPassword(o)));
+      const attempts = [
+        ...accounts.map((a) => ({ ...a, expected: (id: number) => `OK\t${id}\tuser=${a.username}` })),
+        { ...accounts[0], password: `${accounts[0].password}x`, expected: FAIL },
+        {
+          ...accounts[1],
+          username: accounts[1].username.toUpperCase(),
+          expected: (id: number) => `OK\t${id}\tuser=${accounts[1].username}`,
+        },
+        { username: 'r-nobody01', password: accounts[2].password, expected: FAIL },
+        { ...accounts[2], expected: (id: number) => `OK\t${id}\tuser=${accounts[2].username}` },
+        { username: accounts[1].username, password: accounts[0].password, expected: FAIL },
+      ];
+      const clientsOfAttempts = await Promise.all(attempts.map(() => connect(port)));
+      const answers = await Promise.all(
+        attempts.map((a, i) => clientsOfAttempts[i].plain(a.username, a.password, { rip: freshRip() })),
+      );
+      expect(answers).toEqual(attempts.map((a) => a.expected(1)));
+    });
+
     it('refuses the old password at once after a rotation, and takes the new one', async () => {
       const owner = await createActiveUser(t);
       const first = await newRelayPassword(owner);

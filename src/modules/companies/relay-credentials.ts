@@ -2,7 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import * as argon2 from 'argon2';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Repository } from 'typeorm';
+import { DataSource, Repository } from 'typeorm';
+import { then } from '../../common/maybe-promise';
+import { BatchedRead } from '../../database/batched-lookup';
+import { PreparedRead } from '../../database/prepared-read';
+import { TransactionService } from '../../database/transaction.service';
 import { Company } from './entities/company.entity';
 
 /** The company a relay username and password belong to. */
@@ -22,26 +26,34 @@ const NO_DIGEST = Buffer.alloc(32);
 const MAX_USERNAME = 32;
 
 /**
- * SMTP AUTH's credentials check (integrations.md "Relay agent"): one indexed read of the unique
- * relay username on every attempt, no cache, so a password rotated through the API fails at
+ * SMTP AUTH's credentials check (integrations.md "Relay agent"): an indexed read of the unique
+ * relay username for every attempt (concurrent attempts share one statement), no cache, so a password rotated through the API fails at
  * once in every agent process. The password is stored as its SHA-256 digest (resources.md
  * Company: a 24-byte random secret needs no slow hash) and compared in constant time.
  */
 @Injectable()
 export class RelayCredentials {
-  private readonly select: string;
+  private readonly accounts: BatchedRead<AccountRow>;
 
-  constructor(@InjectRepository(Company) private readonly companies: Repository<Company>) {
-    // Raw SQL built once: this runs on every AUTH, where the query builder costs more than the read.
+  constructor(
+    @InjectRepository(Company) private readonly companies: Repository<Company>,
+    dataSource: DataSource,
+    transactions: TransactionService,
+  ) {
+    // Straight to the driver, and on PostgreSQL the attempts of one moment share one statement:
+    // under load each round trip's socket write cost the agent more than the read itself
+    // (profiled: ~40% of its CPU per AUTH went to pg's writev).
     const column = (property: keyof Company) =>
       this.companies.metadata.findColumnWithPropertyName(property)!.databaseName;
-    const [sql] = this.companies.manager.connection.driver.escapeQueryWithParameters(
-      `SELECT ${column('id')} AS id, ${column('uuid')} AS uuid, ${column('relayUsername')} AS username, ` +
-        `${column('relayPasswordHash')} AS hash FROM companies WHERE ${column('relayUsername')} = :username`,
-      { username: '' },
-      {},
-    );
-    this.select = sql;
+    const select =
+      `SELECT ${column('relayUsername')}, ${column('id')}, ${column('uuid')}, ${column('relayPasswordHash')} ` +
+      `FROM companies WHERE ${column('relayUsername')}`;
+    const many = new PreparedRead(dataSource, transactions, 'relay_credentials', `${select} = ANY(?)`);
+    const one = new PreparedRead(dataSource, transactions, 'relay_credentials_one', `${select} = ?`);
+    this.accounts = new BatchedRead<AccountRow>(transactions, {
+      many: async (usernames) => (await many.all([usernames])) as AccountRow[],
+      each: (usernames) => then(one.all(usernames), (rows) => rows as AccountRow[]),
+    });
   }
 
   /**
@@ -54,7 +66,7 @@ export class RelayCredentials {
       canonical.length > 0 && canonical.length <= MAX_USERNAME && !canonical.includes('\0')
         ? await this.read(canonical)
         : undefined;
-    const stored = row?.hash ?? null;
+    const stored = row?.[3] ?? null;
     if (stored !== null && !stored.startsWith(DIGEST_PREFIX)) {
       return (await this.upgradeLegacy(row!, stored, password)) ? account(row!) : null;
     }
@@ -65,8 +77,7 @@ export class RelayCredentials {
   }
 
   private async read(username: string): Promise<AccountRow | undefined> {
-    const [row] = await this.companies.query<AccountRow[]>(this.select, [username]);
-    return row;
+    return (await this.accounts.load([username])).get(username);
   }
 
   /**
@@ -78,7 +89,7 @@ export class RelayCredentials {
     const valid = await argon2.verify(stored, password).catch(() => false);
     if (valid) {
       await this.companies.update(
-        { id: Number(row.id), relayPasswordHash: stored },
+        { id: Number(row[1]), relayPasswordHash: stored },
         { relayPasswordHash: relayPasswordDigest(password) },
       );
     }
@@ -86,13 +97,9 @@ export class RelayCredentials {
   }
 }
 
-interface AccountRow {
-  id: number | string;
-  uuid: string;
-  username: string;
-  hash: string | null;
-}
+/** username, id, uuid, password hash: the key first, as BatchedRead wants it. */
+type AccountRow = readonly [username: string, id: number | string, uuid: string, hash: string | null];
 
 function account(row: AccountRow): RelayAccount {
-  return { id: Number(row.id), uuid: row.uuid, relayUsername: row.username };
+  return { id: Number(row[1]), uuid: row[2], relayUsername: row[0] };
 }
