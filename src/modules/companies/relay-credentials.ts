@@ -27,9 +27,10 @@ const MAX_USERNAME = 32;
 
 /**
  * SMTP AUTH's credentials check (integrations.md "Relay agent"): an indexed read of the unique
- * relay username for every attempt (concurrent attempts share one statement), no cache, so a password rotated through the API fails at
- * once in every agent process. The password is stored as its SHA-256 digest (resources.md
- * Company: a 24-byte random secret needs no slow hash) and compared in constant time.
+ * relay username for every attempt (concurrent attempts share one statement), no cache, so a
+ * password rotated through the API fails at once in every agent process. The password is stored
+ * as its SHA-256 digest (resources.md Company: a 24-byte random secret needs no slow hash) and
+ * compared in constant time.
  */
 @Injectable()
 export class RelayCredentials {
