@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { RelayDecisionModule } from './relay-decision.module';
-import { RelayStatusController } from './relay-status.controller';
+import { RelayDecisionController } from './relay-decision.controller';
 
 /** The relay's questions to the service over HTTP: the relay decision. */
 @Module({
   imports: [RelayDecisionModule],
-  controllers: [RelayStatusController],
+  controllers: [RelayDecisionController],
 })
 export class InternalModule {}

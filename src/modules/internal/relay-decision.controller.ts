@@ -4,12 +4,12 @@ import { BadRequestError } from '../../common/errors/domain-error';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import { UseCredential } from '../auth/access.decorators';
-import { RelayDecisionDto, RelayStatusQueryDto } from './dto/relay-status.dto';
+import { RelayDecisionDto, RelayDecisionQueryDto } from './dto/relay-decision.dto';
 import { RelayDecisionService } from './relay-decision.service';
 
 @ApiTags('internal')
 @Controller('api/internal')
-export class RelayStatusController {
+export class RelayDecisionController {
   constructor(private readonly decisions: RelayDecisionService) {}
 
   /**
@@ -31,7 +31,7 @@ export class RelayStatusController {
   @ResponseMessage('Relay decision')
   @ApiEnvelope(RelayDecisionDto)
   @ApiErrors(400)
-  relayStatus(@Body() query: RelayStatusQueryDto): Promise<RelayDecisionDto> {
+  decide(@Body() query: RelayDecisionQueryDto): Promise<RelayDecisionDto> {
     if (!query.relayUsername && !query.clientAddress && !query.sender) {
       throw new BadRequestError('One of relayUsername, clientAddress or sender is required');
     }

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { AppValidationPipe } from '../../../common/validation/app-validation.pipe';
-import { isPlainRelayQuery, RelayStatusQueryDto } from './relay-status.dto';
+import { isPlainRelayQuery, RelayDecisionQueryDto } from './relay-decision.dto';
 
 const pipe = new AppValidationPipe();
-const metadata = { type: 'body' as const, metatype: RelayStatusQueryDto, data: '' };
+const metadata = { type: 'body' as const, metatype: RelayDecisionQueryDto, data: '' };
 
 /** The same DTO without the fast path (the check is kept per class, the decorators are inherited). */
-class FullyValidatedQuery extends RelayStatusQueryDto {}
+class FullyValidatedQuery extends RelayDecisionQueryDto {}
 
 /** What the full validation makes of a body: its fields, or the refusal. */
 async function fullValidation(body: object): Promise<{ ok: true; value: unknown } | { ok: false }> {
@@ -54,7 +54,7 @@ const body = fc.record(
   { requiredKeys: [] },
 );
 
-describe('RelayStatusQueryDto fast path', () => {
+describe('RelayDecisionQueryDto fast path', () => {
   it('accepts the ordinary query a relay sends, without class-validator', () => {
     expect(
       isPlainRelayQuery({

@@ -30,7 +30,7 @@ export function isPlainRelayQuery(body: Record<string, unknown>): boolean {
 
 /** What the relay knows of a message; at least one of `relayUsername`, `clientAddress`, `sender`. */
 @FastBodyPath(isPlainRelayQuery)
-export class RelayStatusQueryDto implements RelayQuery {
+export class RelayDecisionQueryDto implements RelayQuery {
   /** The SASL username the client authenticated with. */
   @Omittable()
   @IsString()
