@@ -1,19 +1,13 @@
-import { Repository } from 'typeorm';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { EntityManager, Repository } from 'typeorm';
 import { TransactionService } from '../src/database/transaction.service';
 import { RevokedRefreshToken } from '../src/modules/auth/entities/revoked-refresh-token.entity';
 import { PrincipalRepository } from '../src/modules/auth/principal.repository';
 import { User } from '../src/modules/users/entities/user.entity';
 import { createActiveUser } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
+import { latch, until } from './support/until';
 
-/** A promise to resolve by hand: holds a transaction open while other requests run. */
-function latch(): { wait: Promise<void>; open: () => void } {
-  let open!: () => void;
-  const wait = new Promise<void>((resolve) => (open = resolve));
-  return { wait, open };
-}
-
-const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
 const row = (hash: string) => ({ tokenHash: hash.padEnd(64, '0'), expiresAt: new Date(Date.now() + 60_000) });
 
 /**
@@ -37,66 +31,89 @@ describe('Transactions and the work of other requests', () => {
     await tokens.clear();
   });
 
-  it('keeps an outside write when the open transaction rolls back', async () => {
+  /**
+   * A transaction that does `first`, then stays open until `rollBack()` and rolls back. `opened`
+   * resolves once `first` is done.
+   */
+  function openTransaction(first: (manager: EntityManager) => Promise<unknown>) {
+    const done = latch();
     const held = latch();
     const failing = transactions.run(async (manager) => {
-      await manager.insert(RevokedRefreshToken, row('a'));
+      await first(manager);
+      done.open();
       await held.wait;
       throw new Error('rolled back on purpose');
     });
-    await tick();
+    return {
+      opened: Promise.race([done.wait, failing]),
+      rollBack: async () => {
+        held.open();
+        await expect(failing).rejects.toThrow('rolled back on purpose');
+      },
+    };
+  }
+
+  /**
+   * Until `outside` has gone as far as it may while a transaction is open: on SQLite, `statements`
+   * of it queued at the gate; on PostgreSQL, done (it has a connection of its own). Settled work
+   * ends the wait too: were it let into the transaction, the assertions after say so.
+   */
+  async function heldBack(outside: Promise<unknown>, statements: number): Promise<void> {
+    let settled = false;
+    void outside.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    const gate = transactions.sqliteGate;
+    await until(() => settled || (gate?.waiting ?? 0) >= statements, 'the outside work is done or queued');
+  }
+
+  it('keeps an outside write when the open transaction rolls back', async () => {
+    const tx = openTransaction((manager) => manager.insert(RevokedRefreshToken, row('a')));
+    await tx.opened;
     // save() (TypeORM's implicit transaction) and a plain insert, both from "another request".
     const outside = Promise.all([tokens.save(tokens.create(row('b'))), tokens.insert(row('c'))]);
-    await tick();
-    held.open();
-    await expect(failing).rejects.toThrow('rolled back on purpose');
+    await heldBack(outside, 2);
+    await tx.rollBack();
     await outside;
     const hashes = (await tokens.find()).map((r) => r.tokenHash[0]).sort();
     expect(hashes).toEqual(['b', 'c']);
   });
 
   it('does not let an outside read see what the transaction has not committed', async () => {
-    const held = latch();
-    const failing = transactions.run(async (manager) => {
-      await manager.insert(RevokedRefreshToken, row('d'));
-      await held.wait;
-      throw new Error('rolled back on purpose');
-    });
-    await tick();
+    const tx = openTransaction((manager) => manager.insert(RevokedRefreshToken, row('d')));
+    await tx.opened;
     const seen = tokens.count();
-    await tick();
-    held.open();
-    await expect(failing).rejects.toThrow('rolled back on purpose');
+    await heldBack(seen, 1);
+    await tx.rollBack();
     // SQLite: the read waited for the rollback; PostgreSQL: it read the last committed state.
     expect(await seen).toBe(0);
   });
 
   it('does not let the access guard read a user row the transaction has not committed', async () => {
     const { userUuid } = await createActiveUser(t);
-    const held = latch();
-    const suspending = transactions.run(async (manager) => {
-      await manager.update(User, { uuid: userUuid }, { status: 'suspended' });
-      await held.wait;
-      throw new Error('rolled back on purpose');
-    });
-    await tick();
-    const principal = t.app.get(PrincipalRepository).findUser(userUuid);
-    await tick();
-    held.open();
-    await expect(suspending).rejects.toThrow('rolled back on purpose');
+    const suspending = openTransaction((manager) =>
+      manager.update(User, { uuid: userUuid }, { status: 'suspended' }),
+    );
+    await suspending.opened;
+    const principal = Promise.resolve(t.app.get(PrincipalRepository).findUser(userUuid));
+    await heldBack(principal, 1);
+    await suspending.rollBack();
     expect((await principal)?.status).toBe('active');
   });
 
   it('gives dataSource.transaction() the same protection as TransactionService', async () => {
+    const inserted = latch();
     const held = latch();
     const failing = t.dataSource.transaction(async (manager) => {
       await manager.insert(RevokedRefreshToken, row('k'));
+      inserted.open();
       await held.wait;
       await manager.insert(RevokedRefreshToken, row('k')); // the same key: the whole transaction fails
     });
-    await tick();
+    await Promise.race([inserted.wait, failing]);
     const outside = tokens.insert(row('l'));
-    await tick();
+    await heldBack(outside, 1);
     held.open();
     await expect(failing).rejects.toThrow();
     await outside;
@@ -144,7 +161,7 @@ describe('Transactions and the work of other requests', () => {
           throw new Error('rolled back on purpose');
         }),
       ).rejects.toThrow('rolled back on purpose');
-      await tick();
+      await transactions.settled();
       expect(ran).toEqual([]);
       expect(await tokens.count()).toBe(0);
     });
@@ -193,6 +210,31 @@ describe('Transactions and the work of other requests', () => {
       expect(ran).toEqual(transactions.isPostgres ? ['inner'] : []);
     });
 
+    it('not awaited by anyone are awaited by settled(), with the work they detach in turn', async () => {
+      const ran: string[] = [];
+      const release = latch();
+      await transactions.run(async (manager) => {
+        await manager.insert(RevokedRefreshToken, row('r'));
+        transactions.afterCommit(manager, () =>
+          transactions.detach(async () => {
+            await release.wait;
+            ran.push('detached');
+            transactions.afterCommit(undefined, async () => {
+              await nextTurn();
+              ran.push('detached in turn');
+            });
+          }),
+        );
+      });
+      expect(ran).toEqual([]);
+      const settled = transactions.settled().then(() => ran.push('settled'));
+      await nextTurn();
+      expect(ran).toEqual([]);
+      release.open();
+      await settled;
+      expect(ran).toEqual(['detached', 'detached in turn', 'settled']);
+    });
+
     it('run at once for work outside any transaction', () => {
       const ran: string[] = [];
       transactions.afterCommit(undefined, () => ran.push('now'));
@@ -206,7 +248,7 @@ describe('Transactions and the work of other requests', () => {
       ['g', 'h', 'i', 'j'].map((h) =>
         transactions.run(async (manager) => {
           await manager.insert(RevokedRefreshToken, row(h));
-          await tick();
+          await nextTurn(); // open across a turn of the event loop, while the others ask to begin
         }),
       ),
     );

@@ -50,6 +50,11 @@ export class SqliteTransactionGate {
     }
   }
 
+  /** Statements and transactions waiting here right now (tests wait for them to have queued). */
+  get waiting(): number {
+    return this.wakers.length;
+  }
+
   /** True when a statement made now would run inside another scope's open transaction. */
   mustWait(): boolean {
     return this.owner !== undefined && !this.insideTransaction();

@@ -53,15 +53,13 @@ export class TransactionService {
   }
 
   private readonly rowLocking = new Permits(ROW_LOCKING_PERMITS);
+  /** After-commit work that nobody awaits (see `detach`), until it settles. */
+  private readonly detached = new Set<Promise<void>>();
 
   get isPostgres(): boolean {
     return !this.sqliteGate;
   }
 
-  /**
-   * Runs `work` in a transaction; when it has committed, runs the callbacks registered with
-   * `afterCommit` before resolving. A rollback drops them and rethrows the error.
-   */
   /**
    * `run`, for transactions that wait on hot row locks (log batches and mail-provider events lock
    * queue rows): on PostgreSQL at most ROW_LOCKING_PERMITS of them run at once, the others wait in
@@ -73,6 +71,10 @@ export class TransactionService {
     return this.sqliteGate ? this.run(work) : this.rowLocking.run(() => this.run(work));
   }
 
+  /**
+   * Runs `work` in a transaction; when it has committed, runs the callbacks registered with
+   * `afterCommit` before resolving. A rollback drops them and rethrows the error.
+   */
   async run<T>(work: (manager: EntityManager, scope: TransactionScope) => Promise<T>): Promise<T> {
     const outer = this.current.getStore();
     const tx: OpenTransaction = { callbacks: [], state: 'open' };
@@ -121,7 +123,26 @@ export class TransactionService {
         'afterCommit: this manager belongs to a transaction not begun by TransactionService.run',
       );
     }
-    void this.invoke(fn);
+    this.detach(fn);
+  }
+
+  /**
+   * Starts `fn` and does not wait for it: after-commit work that must not hold up its caller
+   * (e-mail to many recipients after the response). Like every after-commit callback, its
+   * failure is logged, not thrown. `settled()` waits for it.
+   */
+  detach(fn: AfterCommit): void {
+    const running = this.invoke(fn).finally(() => this.detached.delete(running));
+    this.detached.add(running);
+  }
+
+  /**
+   * Resolves once all after-commit work not awaited by anyone (`detach`, `afterCommit` outside a
+   * transaction or after its commit) has settled, including what that work detached in turn.
+   * For tests, which assert that no e-mail came only once there is none still on its way.
+   */
+  async settled(): Promise<void> {
+    while (this.detached.size) await Promise.all(this.detached);
   }
 
   private register(tx: OpenTransaction, fn: AfterCommit): void {
@@ -130,7 +151,7 @@ export class TransactionService {
         tx.callbacks.push(fn);
         return;
       case 'committed':
-        void this.invoke(fn);
+        this.detach(fn);
         return;
       case 'rolled_back':
         return;

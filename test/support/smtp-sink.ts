@@ -60,17 +60,22 @@ export class SmtpSink {
     return `smtp://127.0.0.1:${this.port}`;
   }
 
-  /** Waits (up to 5 s) for the n-th mail to `to` whose subject matches. */
+  /** Waits for the n-th mail to `to` whose subject matches: checked as each mail arrives, failing after 5 s. */
   async waitFor(to: string, subject: RegExp, nth = 1): Promise<ReceivedMail> {
-    const deadline = Date.now() + 5000;
-    for (;;) {
-      const found = this.mails.filter((m) => m.to === to.toLowerCase() && subject.test(m.subject));
-      if (found.length >= nth) return found[nth - 1];
-      if (Date.now() > deadline) throw new Error(`No mail #${nth} to ${to} matching ${subject}`);
-      await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        setTimeout(resolve, 200);
-      });
+    const find = () =>
+      this.mails.filter((m) => m.to === to.toLowerCase() && subject.test(m.subject))[nth - 1];
+    let timer: NodeJS.Timeout | undefined;
+    // The timer only turns a mail that never comes into a clear failure instead of Jest's test timeout.
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`No mail #${nth} to ${to} matching ${subject}`)), 5000);
+    });
+    try {
+      for (let found = find(); ; found = find()) {
+        if (found) return found;
+        await Promise.race([new Promise<void>((resolve) => this.waiters.push(resolve)), deadline]);
+      }
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -10,6 +10,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
 import { configureApp, createFastifyAdapter, NEST_APP_OPTIONS } from '../../src/configure-app';
+import { TransactionService } from '../../src/database/transaction.service';
 import { SmtpSink } from './smtp-sink';
 
 /** Fixed test secrets, so tests can forge tokens (expired, wrong kind) with the real key. */
@@ -46,6 +47,11 @@ export interface TestApp {
   smtp: SmtpSink;
   /** Every route Fastify registered, with its route config (where the envelope decorators write). */
   routes: RegisteredRoute[];
+  /**
+   * Resolves once the after-commit work the app started and did not await (notification
+   * e-mails sent after the response) has settled: the point from which "no e-mail came" holds.
+   */
+  settle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -109,6 +115,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     dataSource: app.get(DataSource),
     smtp,
     routes,
+    settle: () => app.get(TransactionService).settled(),
     async close() {
       await app.close();
       await smtp.stop();

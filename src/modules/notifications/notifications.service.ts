@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { EntityManager, IsNull, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { BadRequestError } from '../../common/errors/domain-error';
@@ -147,8 +148,9 @@ export class NotificationsService {
   }
 
   /**
-   * After the response: e-mail is work that can wait, and a failure must not undo the
-   * notification (it is only logged). At most EMAIL_CONCURRENCY sends run at once.
+   * After the response (detached: TransactionService.settled() waits for it): e-mail is work
+   * that can wait, and a failure must not undo the notification (it is only logged). At most
+   * EMAIL_CONCURRENCY sends run at once.
    */
   private emailLater(recipients: Array<{ email: string }>, content: NotificationContent): void {
     const queue = recipients.map((r) => r.email);
@@ -161,8 +163,9 @@ export class NotificationsService {
         }
       }
     };
-    setImmediate(() => {
-      for (let i = 0; i < Math.min(EMAIL_CONCURRENCY, queue.length); i++) void worker();
+    this.transactions.detach(async () => {
+      await nextTurn();
+      await Promise.all(Array.from({ length: Math.min(EMAIL_CONCURRENCY, queue.length) }, worker));
     });
   }
 
