@@ -1,4 +1,5 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { ChangeNotices } from '../../database/change-notices';
 import { CompanyRelayFacts, CompanyRelayLookup } from '../companies/company-relay-lookup';
 import { CompanyStateEvents } from '../companies/company-state-events';
@@ -9,7 +10,7 @@ import { normaliseRelayUsername, senderDomainOf } from './sender-identity';
 
 /** How long a company's facts, a domain's owner or the allowed-IP table may be reused. */
 export const ATTRIBUTION_CACHE_MS = 5_000;
-/** Entries a cache may hold before it is emptied (each is at most one per company or domain). */
+/** Entries a cache may hold; past that the least recently used one goes (each is one company or domain). */
 const MAX_CACHE_ENTRIES = 100_000;
 
 /**
@@ -23,9 +24,9 @@ export interface SenderFacts {
   sender?: string | null;
 }
 
-interface Cached<T> {
+/** A cached answer, boxed: lru-cache holds no null, and "none" (null) is an answer worth keeping. */
+interface Held<T> {
   value: T;
-  until: number;
 }
 
 /**
@@ -43,11 +44,17 @@ interface Cached<T> {
  */
 @Injectable()
 export class CompanyAttribution implements OnModuleInit, OnModuleDestroy {
-  private readonly facts = new Map<number, Cached<Promise<CompanyRelayFacts | null>>>();
-  private readonly byUsername = new Map<string, Cached<Promise<number | null>>>();
-  private readonly domainOwners = new Map<string, Cached<Promise<number | null>>>();
+  private readonly facts = ttlCache<number, CompanyRelayFacts | null>((id) => this.companies.byId(id));
+  private readonly byUsername = ttlCache<string, number | null>((username) =>
+    this.loadCompanyIdByUsername(username),
+  );
+  private readonly domainOwners = ttlCache<string, number | null>((domain) =>
+    this.domains.verifiedDomainOwner(domain),
+  );
   /** The networks that may relay without SMTP authentication, by company: one entry, the table. */
-  private readonly allowedNetworks = new Map<'table', Cached<Promise<AllowedNetworks>>>();
+  private readonly allowedNetworks = ttlCache<'table', AllowedNetworks>(
+    async () => new AllowedNetworks(await this.companies.withAllowedIps()),
+  );
   /** Counts the company changes heard, so a read that a change overtook is not kept. */
   private companyChanges = 0;
   private readonly unsubscribe: Array<() => void> = [];
@@ -65,7 +72,7 @@ export class CompanyAttribution implements OnModuleInit, OnModuleDestroy {
       this.companyEvents.onChange(({ companyId, kind }) => {
         this.companyChanges++;
         this.facts.delete(companyId);
-        if (kind === 'allowed_ips') this.allowedNetworks.clear();
+        if (kind === 'allowed_ips') this.allowedNetworks.delete('table');
       }),
       this.domainEvents.onChange(({ name }) => this.domainOwners.delete(name)),
     );
@@ -78,91 +85,68 @@ export class CompanyAttribution implements OnModuleInit, OnModuleDestroy {
   /** The company that sent a message with these facts, or null when the rule names none. */
   async companyOf(facts: SenderFacts): Promise<CompanyRelayFacts | null> {
     this.notices.catchUp();
-    const now = Date.now();
     if (facts.relayUsername) {
-      const id = await this.companyIdByUsername(normaliseRelayUsername(facts.relayUsername), now);
-      return id === null ? null : this.companyFacts(id, now);
+      const id = await held(this.byUsername, normaliseRelayUsername(facts.relayUsername));
+      return id === null ? null : held(this.facts, id);
     }
     const domain = senderDomainOf(facts.sender);
     const senderDomain = domain.kind === 'domain' ? domain.name : null;
     let owner: number | null | undefined;
     if (facts.clientAddress) {
-      const candidates = await this.companiesAllowing(facts.clientAddress, now);
-      if (candidates.length === 1) return this.companyFacts(candidates[0], now);
+      const networks = await held(this.allowedNetworks, 'table');
+      const candidates = networks.companiesHolding(facts.clientAddress);
+      if (candidates.length === 1) return held(this.facts, candidates[0]);
       if (candidates.length > 1 && senderDomain) {
-        owner = await this.domainOwner(senderDomain, now);
-        if (owner !== null && candidates.includes(owner)) return this.companyFacts(owner, now);
+        owner = await held(this.domainOwners, senderDomain);
+        if (owner !== null && candidates.includes(owner)) return held(this.facts, owner);
       }
     }
     if (!senderDomain) return null;
-    owner ??= await this.domainOwner(senderDomain, now);
-    return owner === null ? null : this.companyFacts(owner, now);
+    owner ??= await held(this.domainOwners, senderDomain);
+    return owner === null ? null : held(this.facts, owner);
   }
 
   /** The facts of a company attributed earlier (a queue's, kept by its id). */
   companyById(id: number): Promise<CompanyRelayFacts | null> {
     this.notices.catchUp();
-    return this.companyFacts(id, Date.now());
+    return held(this.facts, id);
   }
 
   /** The company that verified the domain (as senderDomainOf writes it), or null. */
   ownerOfDomain(name: string): Promise<number | null> {
     this.notices.catchUp();
-    return this.domainOwner(name, Date.now());
+    return held(this.domainOwners, name);
   }
 
-  private companyIdByUsername(relayUsername: string, now: number): Promise<number | null> {
-    return cached(this.byUsername, relayUsername, now, async () => {
-      const changes = this.companyChanges;
-      const company = await this.companies.byRelayUsername(relayUsername);
-      // The facts read with the id serve the next calls too, unless a change came in meanwhile.
-      const held = company && this.facts.get(company.id);
-      if (company && changes === this.companyChanges && !(held && held.until > now)) {
-        this.facts.set(company.id, { value: Promise.resolve(company), until: now + ATTRIBUTION_CACHE_MS });
-      }
-      return company?.id ?? null;
-    });
-  }
-
-  private companyFacts(id: number, now: number): Promise<CompanyRelayFacts | null> {
-    return cached(this.facts, id, now, () => this.companies.byId(id));
-  }
-
-  private domainOwner(domain: string, now: number): Promise<number | null> {
-    return cached(this.domainOwners, domain, now, () => this.domains.verifiedDomainOwner(domain));
-  }
-
-  private async companiesAllowing(clientAddress: string, now: number): Promise<number[]> {
-    const table = await cached(
-      this.allowedNetworks,
-      'table',
-      now,
-      async () => new AllowedNetworks(await this.companies.withAllowedIps()),
-    );
-    return table.companiesHolding(clientAddress);
+  private async loadCompanyIdByUsername(relayUsername: string): Promise<number | null> {
+    const changes = this.companyChanges;
+    const company = await this.companies.byRelayUsername(relayUsername);
+    // The facts read with the id serve the next calls too, unless a change came in meanwhile.
+    if (company && changes === this.companyChanges && !this.facts.has(company.id)) {
+      this.facts.set(company.id, { value: company });
+    }
+    return company?.id ?? null;
   }
 }
 
 /**
- * The value of `key` while it is fresh, else a new load of it, cached at once: the calls that
- * come while it runs share it (concurrent decisions used to read the same row, or the whole
- * table of networks, once each), and a change that deletes the entry meanwhile leaves the load
- * to its callers only, instead of the load storing what it read before the change. A failed load
- * is not kept.
+ * A cache of answers by key for ATTRIBUTION_CACHE_MS, of MAX_CACHE_ENTRIES at most (least
+ * recently used out first). `fetch` shares one load among the calls that come while it runs
+ * (concurrent decisions used to read the same row, or the whole table of networks, once each).
+ * A change that deletes the entry meanwhile aborts nothing (`ignoreFetchAbort`): the load answers
+ * its callers but is not stored, so what it read before the change is not kept. A failed load
+ * is not kept either.
  */
-function cached<K, V>(
-  cache: Map<K, Cached<Promise<V>>>,
-  key: K,
-  now: number,
-  load: () => Promise<V>,
-): Promise<V> {
-  const hit = cache.get(key);
-  if (hit && hit.until > now) return hit.value;
-  if (cache.size >= MAX_CACHE_ENTRIES) cache.clear();
-  const entry = { value: load(), until: now + ATTRIBUTION_CACHE_MS };
-  cache.set(key, entry);
-  entry.value.catch(() => {
-    if (cache.get(key) === entry) cache.delete(key);
+function ttlCache<K extends NonNullable<unknown>, V>(load: (key: K) => Promise<V>): LRUCache<K, Held<V>> {
+  return new LRUCache<K, Held<V>>({
+    max: MAX_CACHE_ENTRIES,
+    ttl: ATTRIBUTION_CACHE_MS,
+    ignoreFetchAbort: true,
+    fetchMethod: async (key) => ({ value: await load(key) }),
   });
-  return entry.value;
+}
+
+/** The answer for `key`: cached, or loaded (once for every caller meanwhile). */
+async function held<K extends NonNullable<unknown>, V>(cache: LRUCache<K, Held<V>>, key: K): Promise<V> {
+  return (await cache.fetch(key))!.value;
 }
