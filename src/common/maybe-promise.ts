@@ -2,6 +2,6 @@
 export type MaybePromise<T> = T | Promise<T>;
 
 /** `next(value)` now when `value` is already there, otherwise once it arrives; no promise is made for a plain value. */
-export function then<T, R>(value: MaybePromise<T>, next: (value: T) => R): MaybePromise<R> {
+export function andThen<T, R>(value: MaybePromise<T>, next: (value: T) => R): MaybePromise<R> {
   return value instanceof Promise ? value.then(next) : next(value);
 }

@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { MaybePromise, then } from '../common/maybe-promise';
+import { MaybePromise, andThen } from '../common/maybe-promise';
 
 /** Keys per statement of a batched lookup. */
 const MAX_BATCH = 100;
@@ -41,7 +41,7 @@ export class BatchedRead<Row extends readonly unknown[]> {
   /** The row of each key found. */
   load(keys: readonly string[]): MaybePromise<Map<string, Row>> {
     const loader = this.loader;
-    if (!loader) return then(this.forms.each([...keys]), byKey);
+    if (!loader) return andThen(this.forms.each([...keys]), byKey);
     return Promise.all(keys.map((key) => loader.load(key))).then(byKey);
   }
 }

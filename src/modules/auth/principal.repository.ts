@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { BatchedRead } from '../../database/batched-lookup';
 import { PreparedRead } from '../../database/prepared-read';
-import { MaybePromise, then } from '../../common/maybe-promise';
+import { MaybePromise, andThen } from '../../common/maybe-promise';
 import { EntityRowReader } from '../../database/entity-row-reader';
 import { TransactionService } from '../../database/transaction.service';
 import { AdminRole } from '../admins/entities/admin-role.entity';
@@ -56,7 +56,7 @@ export class PrincipalRepository {
    * guard runs this on every request and is then itself synchronous on SQLite. `await` either.
    */
   findUser(uuid: string): MaybePromise<User | null> {
-    return then(this.users.load(uuid), (row) => {
+    return andThen(this.users.load(uuid), (row) => {
       if (!row) return null;
       const user = this.user.read(row, 1);
       user.contact = this.contact.read(row, 1 + this.user.width);
@@ -67,7 +67,7 @@ export class PrincipalRepository {
 
   /** Like findUser: synchronous on SQLite. */
   findAdmin(uuid: string): MaybePromise<Admin | null> {
-    return then(this.admins.load(uuid), (row) => {
+    return andThen(this.admins.load(uuid), (row) => {
       if (!row) return null;
       const admin = this.admin.read(row, 1);
       admin.role = this.role.read(row, 1 + this.admin.width);
@@ -87,7 +87,7 @@ export class PrincipalRepository {
       many: async (keys) => many.all([keys]),
       each: (keys) => one.all(keys),
     });
-    return { load: (uuid) => then(read.load([uuid]), (rows) => rows.get(uuid)) };
+    return { load: (uuid) => andThen(read.load([uuid]), (rows) => rows.get(uuid)) };
   }
 }
 

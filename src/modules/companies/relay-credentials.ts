@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import * as argon2 from 'argon2';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { DataSource, Repository } from 'typeorm';
-import { then } from '../../common/maybe-promise';
+import { andThen } from '../../common/maybe-promise';
 import { BatchedRead } from '../../database/batched-lookup';
 import { PreparedRead } from '../../database/prepared-read';
 import { TransactionService } from '../../database/transaction.service';
@@ -53,7 +53,7 @@ export class RelayCredentials {
     const one = new PreparedRead(dataSource, transactions, 'relay_credentials_one', `${select} = ?`);
     this.accounts = new BatchedRead<AccountRow>(transactions, {
       many: async (usernames) => (await many.all([usernames])) as AccountRow[],
-      each: (usernames) => then(one.all(usernames), (rows) => rows as AccountRow[]),
+      each: (usernames) => andThen(one.all(usernames), (rows) => rows as AccountRow[]),
     });
   }
 

@@ -9,7 +9,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceNotConfiguredError } from '../../../common/errors/domain-error';
-import { MaybePromise, then } from '../../../common/maybe-promise';
+import { MaybePromise, andThen } from '../../../common/maybe-promise';
 import { ACCESS_RULE, AccessRule } from '../access';
 import { MachineCredentialsService } from '../machine-credentials.service';
 import { PrincipalRepository } from '../principal.repository';
@@ -94,7 +94,7 @@ export class AccessGuard implements CanActivate {
 
     if (rule.kind === 'admin') {
       if (!isAdminToken) throw new ForbiddenException('This route is for admins only');
-      return then(this.principals.findAdmin(claims.adminUuid), (admin) => {
+      return andThen(this.principals.findAdmin(claims.adminUuid), (admin) => {
         if (!admin || !admin.isActive) throw new UnauthorizedException('Admin account no longer active');
         if (!rule.roles.includes(admin.role.name))
           throw new ForbiddenException('Your role does not allow this');
@@ -104,7 +104,7 @@ export class AccessGuard implements CanActivate {
     }
 
     if (isAdminToken) throw new ForbiddenException('This route is for users only');
-    return then(this.principals.findUser(claims.userUuid), (user) => {
+    return andThen(this.principals.findUser(claims.userUuid), (user) => {
       if (!user || user.status !== 'active') throw new UnauthorizedException('User account no longer active');
       if (rule.ownerOnly && user.companyRole !== 'owner') {
         throw new ForbiddenException('Only the company owner may do this');
