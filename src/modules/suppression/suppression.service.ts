@@ -117,7 +117,7 @@ export class SuppressionService {
               .execute()
           ).affected ?? 0)
         : 0;
-      const addedNow = renewed + (await this.insertNew(manager, companyId, fresh, fields));
+      const addedNow = renewed + (await this.insertMissingCount(manager, companyId, fresh, fields));
       return { added: addedNow, existing: emails.size - addedNow };
     });
     return { added, existing, invalid };
@@ -224,10 +224,11 @@ export class SuppressionService {
   }
 
   /**
-   * Inserts what is not listed yet. A concurrent request may have added the same address since
-   * the lookup: the unique index then skips it, and only the rows really inserted are counted.
+   * Inserts what is not listed yet and answers how many rows it inserted (a count, where the
+   * dialect's insertNew answers keys). A concurrent request may have added the same address
+   * since the lookup: the unique index then skips it, and only the rows really inserted count.
    */
-  private insertNew(
+  private insertMissingCount(
     manager: EntityManager,
     companyId: number | null,
     emails: string[],
