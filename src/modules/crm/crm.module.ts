@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CompaniesModule } from '../companies/companies.module';
 import { UsersModule } from '../users/users.module';
+import { CrmAdminController } from './crm-admin.controller';
 import { CrmClient } from './crm.client';
 import { CrmConnectionService } from './crm-connection.service';
 import { CrmController } from './crm.controller';
@@ -17,7 +18,7 @@ import { CrmOutboxEntry } from './entities/crm-outbox-entry.entity';
     CompaniesModule,
     UsersModule,
   ],
-  controllers: [CrmController],
+  controllers: [CrmController, CrmAdminController],
   providers: [CrmClient, CrmConnectionService, CrmSyncService],
 })
 export class CrmModule {}
