@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { DateUtils } from 'typeorm/util/DateUtils';
 import type { MaybePromise } from '../common/maybe-promise';
 import type { TransactionService } from './transaction.service';
 
@@ -51,9 +52,12 @@ export class PreparedRead {
   }
 }
 
-/** A date as a parameter of a PreparedRead: TypeORM's SQLite form (UTC `YYYY-MM-DD HH:MM:SS.SSS`), or the Date for pg. */
+/**
+ * A date as a parameter of a PreparedRead: the Date for pg; on SQLite the text TypeORM stores
+ * (UTC `YYYY-MM-DD HH:MM:SS.SSS`), by TypeORM's own formatter, the one its driver binds with.
+ */
 export function sqlDate(date: Date, transactions: TransactionService): Date | string {
-  return transactions.isPostgres ? date : date.toISOString().replace('T', ' ').replace('Z', '');
+  return transactions.isPostgres ? date : (DateUtils.mixedDateToUtcDatetimeString(date) as string);
 }
 
 /** The two drivers' native handles: pg's pool (`master`) or better-sqlite3's database. */

@@ -9,7 +9,8 @@ import {
   SelectQueryBuilder,
 } from 'typeorm';
 import type { QueryResult } from 'typeorm/query-runner/QueryResult';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { chunks } from './chunks';
+import { TransactionService } from './transaction.service';
 
 /** First key of our advisory locks ("rela"), so they never meet another application's on the same database. */
 export const LOCK_NAMESPACE = 0x72656c61;
@@ -51,12 +52,19 @@ const PG_ROWS_PER_STATEMENT = 5_000;
  */
 @Injectable()
 export class SqlDialect {
-  /** For src/database/ only: everything else asks for an operation of this class. */
-  readonly isPostgres: boolean;
   private readonly logger = new Logger(SqlDialect.name);
 
-  constructor(private readonly dataSource: DataSource) {
-    this.isPostgres = dataSource.options.type === 'postgres';
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionService,
+  ) {}
+
+  /**
+   * TransactionService's flag, the one answer to "which database" (for src/database/ and the
+   * specs only: everything else asks for an operation of this class).
+   */
+  get isPostgres(): boolean {
+    return this.transactions.isPostgres;
   }
 
   /** `SELECT … FOR UPDATE` (of the given aliases only, when joins are involved); nothing on SQLite. */
@@ -75,36 +83,28 @@ export class SqlDialect {
   }
 
   /**
-   * Inserts the rows whose unique keys are free and skips the others (`ON CONFLICT DO NOTHING`,
-   * SQLite's `INSERT OR IGNORE`); answers how many rows were really inserted, so a concurrent
-   * insert of the same key is not counted twice. Entity listeners do not run: give every column.
+   * Inserts the rows whose unique keys are free and skips the others: insertMany with `ignore`
+   * (the same path), answering how many rows were really inserted.
    */
-  async insertIgnoringDuplicates<T extends ObjectLiteral>(
+  insertIgnoringDuplicates<T extends ObjectLiteral>(
     manager: EntityManager,
     target: EntityTarget<T>,
-    rows: QueryDeepPartialEntity<T>[],
+    rows: Array<Partial<T>>,
   ): Promise<number> {
-    if (!rows.length) return 0;
-    const [sql, parameters] = manager
-      .createQueryBuilder()
-      .insert()
-      .into(target)
-      .values(rows)
-      .orIgnore()
-      .updateEntity(false)
-      .getQueryAndParameters();
-    const result = await this.structuredQuery(manager, sql, parameters);
-    return result.affected ?? 0;
+    return this.insertMany(manager, target, rows, 'ignore');
   }
 
   /**
    * A multi-row INSERT written here rather than by TypeORM's InsertQueryBuilder, whose parameter
    * handling costs more than the statement itself for batches of hundreds of rows (the log
-   * ingest's). Every row gives the same fields, all of them (no defaults, no entity listeners;
-   * column transformers do apply). `conflict`: `ignore` (`ON CONFLICT DO NOTHING`) or the key,
+   * ingest's); the one insert path of the service that skips or merges rows whose unique key is
+   * taken. Every row gives the same fields; a field left out (or undefined in the first row) takes
+   * its column's database default; no entity listeners run, so give what a listener would (a
+   * uuid). Values are bound as TypeORM binds them (`driver.preparePersistentValue`: transformers,
+   * SQLite's dates and booleans). `conflict`: `ignore` (`ON CONFLICT DO NOTHING`) or the key,
    * the fields to overwrite (`update`: `SET f = excluded.f`) and the counters to add to (`add`:
    * `SET n = n + excluded.n`). Answers the
-   * rows inserted or updated. PostgreSQL gets the rows as one array per column (`SELECT * FROM
+   * rows inserted or updated: with `ignore`, a row a concurrent insert took first is not counted. PostgreSQL gets the rows as one array per column (`SELECT * FROM
    * unnest(…)`), SQLite a VALUES list.
    */
   async insertMany<T extends ObjectLiteral>(
@@ -172,22 +172,17 @@ export class SqlDialect {
       }
       return result.affected ?? 0;
     };
-    const valueOf = (row: Partial<T>, column: (typeof columns)[number]): unknown => {
-      const raw: unknown = row[column.propertyName as keyof T];
-      const value: unknown =
-        column.transformer && !Array.isArray(column.transformer) ? column.transformer.to(raw) : raw;
-      return this.bindable(value);
-    };
+    const driver = manager.connection.driver;
+    const valueOf = (row: Partial<T>, column: (typeof columns)[number]): unknown =>
+      (driver.preparePersistentValue(row[column.propertyName as keyof T], column) as unknown) ?? null;
     const head = `INSERT INTO ${table} (${columns.map((c) => escape(c.databaseName)).join(', ')}) `;
     let affected = 0;
     if (this.isPostgres) {
       // One array per column through unnest: a short statement with as many parameters as there are
       // columns, where a VALUES list of hundreds of rows costs PostgreSQL more to parse and bind
       // than to insert.
-      const driver = manager.connection.driver;
       const unnest = columns.map((c, n) => `$${n + 1}::${driver.normalizeType(c)}[]`).join(', ');
-      for (let i = 0; i < rows.length; i += PG_ROWS_PER_STATEMENT) {
-        const chunk = rows.slice(i, i + PG_ROWS_PER_STATEMENT);
+      for (const chunk of chunks(rows, PG_ROWS_PER_STATEMENT)) {
         const params = columns.map((column) => chunk.map((row) => valueOf(row, column)));
         affected += await run(`${head}SELECT * FROM unnest(${unnest}) ${onConflict}`, params);
       }
@@ -195,9 +190,9 @@ export class SqlDialect {
     }
     // Bound parameters per statement: SQLite allows 32,766.
     const perStatement = Math.max(1, Math.floor(30_000 / columns.length));
-    for (let i = 0; i < rows.length; i += perStatement) {
+    for (const chunk of chunks(rows, perStatement)) {
       const params: unknown[] = [];
-      const values = rows.slice(i, i + perStatement).map((row) => {
+      const values = chunk.map((row) => {
         const marks = columns.map((column) => {
           params.push(valueOf(row, column));
           return '?';
@@ -207,15 +202,6 @@ export class SqlDialect {
       affected += await run(`${head}VALUES ${values.join(', ')} ${onConflict}`, params);
     }
     return { affected, returned };
-  }
-
-  /** A value as the driver binds it: SQLite takes neither Date nor boolean (TypeORM's forms: UTC text, 0/1). */
-  private bindable(value: unknown): unknown {
-    if (value === undefined) return null;
-    if (this.isPostgres) return value;
-    if (value instanceof Date) return value.toISOString().replace('T', ' ').replace('Z', '');
-    if (typeof value === 'boolean') return value ? 1 : 0;
-    return value;
   }
 
   /**

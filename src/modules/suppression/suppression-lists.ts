@@ -2,12 +2,10 @@ import { Injectable, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { MaybePromise } from '../../common/maybe-promise';
 import { BatchedRead } from '../../database/batched-lookup';
+import { chunks } from '../../database/chunks';
 import { PreparedListRead, PreparedRead, ReadRow, sqlDate } from '../../database/prepared-read';
 import { TransactionService } from '../../database/transaction.service';
 import type { SuppressionReason } from './entities/suppression-entry.entity';
-
-/** At most this many addresses are looked up in one statement (well under SQLite's bound parameters). */
-const LOOKUP_CHUNK = 512;
 
 const UNEXPIRED = '(expires_at IS NULL OR expires_at > ?)';
 
@@ -80,8 +78,7 @@ export class SuppressionLists {
   ): Promise<Array<{ email: string; reason: SuppressionReason }>> {
     const emails = [...new Set(recipients.map((r) => r.trim().toLowerCase()).filter(Boolean))];
     const found: Array<{ email: string; reason: SuppressionReason }> = [];
-    for (let i = 0; i < emails.length; i += LOOKUP_CHUNK) {
-      const chunk = emails.slice(i, i + LOOKUP_CHUNK);
+    for (const chunk of chunks(emails)) {
       const hits = await this.lookup.load(chunk.map((email) => keyOf(companyId, email)));
       for (const email of chunk) {
         const hit = hits.get(keyOf(companyId, email));

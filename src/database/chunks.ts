@@ -1,0 +1,14 @@
+/**
+ * Keys or rows in one statement where a list of unknown length goes into it (`IN (…)` lists,
+ * multi-row reads and writes): far below SQLite's 32,766 bound parameters and PostgreSQL's
+ * 65,535, and a size at which a statement costs less to run than to build.
+ */
+export const ROWS_PER_STATEMENT = 500;
+
+/** `items` in consecutive slices of `size` (the last one shorter); none for an empty list. */
+export function chunks<T>(items: readonly T[], size: number = ROWS_PER_STATEMENT): T[][] {
+  if (!(size >= 1)) throw new RangeError(`chunks: size ${size}`);
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
