@@ -15,8 +15,7 @@ import { CompaniesModule } from './modules/companies/companies.module';
 import { CrmModule } from './modules/crm/crm.module';
 import { DomainsModule } from './modules/domains/domains.module';
 import { HealthModule } from './modules/health/health.module';
-import { LogIngestModule } from './modules/log-ingest/log-ingest.module';
-import { ProviderEventsModule } from './modules/provider-events/provider-events.module';
+import { DeliveryModule } from './modules/delivery/delivery.module';
 import { ReportsModule } from './modules/reports/reports.module';
 import { InternalModule } from './modules/internal/internal.module';
 import { JobsModule } from './modules/jobs/jobs.module';
@@ -52,8 +51,7 @@ import { UsersModule } from './modules/users/users.module';
     CallbacksModule,
     DomainsModule,
     InternalModule,
-    LogIngestModule,
-    ProviderEventsModule,
+    DeliveryModule,
     ReportsModule,
     MailboxSuitesModule,
     CrmModule,

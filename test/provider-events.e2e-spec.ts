@@ -1,7 +1,7 @@
 import { Repository } from 'typeorm';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
-import { ProviderEvent } from '../src/modules/provider-events/entities/provider-event.entity';
+import { ProviderEvent } from '../src/modules/delivery/entities/provider-event.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
 import { countRows, createPaidCompany, createAdmin, expectFailure } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';

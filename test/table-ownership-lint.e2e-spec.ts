@@ -99,7 +99,7 @@ describe('lint: another area’s entities and repositories', () => {
 describe('lint: one attribution rule', () => {
   const cases = {
     ownerLookupElsewhere: {
-      file: 'src/modules/log-ingest/delivery-records.service.ts',
+      file: 'src/modules/delivery/delivery-records.service.ts',
       code: 'export const f = (d: { verifiedDomainOwner(n: string): unknown }) => d.verifiedDomainOwner("a.test");\n',
     },
     usernameLookupElsewhere: {
@@ -107,7 +107,7 @@ describe('lint: one attribution rule', () => {
       code: 'export const f = (c: { byRelayUsername(n: string): unknown }) => c.byRelayUsername("r-x");\n',
     },
     ownIdnaElsewhere: {
-      file: 'src/modules/provider-events/normalise.ts',
+      file: 'src/modules/delivery/parsing/provider-payloads.ts',
       code: "import { domainToASCII } from 'node:url';\nexport const d = domainToASCII('b\u00fccher.de');\n",
     },
     inAttribution: {

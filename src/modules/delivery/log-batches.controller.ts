@@ -4,14 +4,14 @@ import { LargeBody } from '../../common/http/large-body';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import { UseCredential } from '../auth/access.decorators';
-import { IngestResultDto, ShippedLogBatchDto } from './dto/ingest-result.dto';
-import { LogIngestService, ShippedForm } from './log-ingest.service';
+import { IngestResultDto, ShippedLogBatchDto } from './dto/log-batch.dto';
+import { LogBatchesService, ShippedForm } from './log-batches.service';
 import { ShippedBody } from './shipped-body.decorator';
 
 @ApiTags('callbacks')
 @Controller('api/v1/callback-raw-log')
-export class LogIngestController {
-  constructor(private readonly ingest: LogIngestService) {}
+export class LogBatchesController {
+  constructor(private readonly ingest: LogBatchesService) {}
 
   /**
    * Receive raw Postfix logs from a log shipper.

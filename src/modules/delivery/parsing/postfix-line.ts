@@ -1,4 +1,4 @@
-import { normaliseIp } from '../../common/net/ip-address';
+import { normaliseIp } from '../../../common/net/ip-address';
 
 /**
  * Postfix's log lines as pure functions (integrations.md "Log shipper"): the syslog prefix, then

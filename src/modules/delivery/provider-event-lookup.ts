@@ -1,5 +1,5 @@
-import { Injectable, Module } from '@nestjs/common';
-import { InjectRepository, TypeOrmModule } from '@nestjs/typeorm';
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, Repository } from 'typeorm';
 import { ProviderEvent } from './entities/provider-event.entity';
 
@@ -21,9 +21,8 @@ export interface StoredProviderEvent {
 const CHUNK = 500;
 
 /**
- * The provider events as the log-ingest area reads them when it (re)builds clean records:
- * those of some recipients, applied or still waiting for their message, and marking them
- * applied. Apart from the webhook's service so the ingest can load it without a cycle.
+ * The provider events as the clean-record rebuild reads them: those of some recipients, applied
+ * or still waiting for their message, and marking them applied.
  */
 @Injectable()
 export class ProviderEventLookup {
@@ -82,10 +81,3 @@ export class ProviderEventLookup {
     }
   }
 }
-
-@Module({
-  imports: [TypeOrmModule.forFeature([ProviderEvent])],
-  providers: [ProviderEventLookup],
-  exports: [ProviderEventLookup],
-})
-export class ProviderEventLookupModule {}

@@ -5,7 +5,7 @@ import { CompanyAttribution } from '../attribution/company-attribution.service';
 import { CompanyStateService } from '../companies/company-state.service';
 import type { CleanRecord } from '../log-index/clean-record';
 import { LogIndex } from '../log-index/log-index';
-import { ProviderEventLookup, StoredProviderEvent } from '../provider-events/provider-event-lookup';
+import { ProviderEventLookup, StoredProviderEvent } from './provider-event-lookup';
 import { SuppressionService } from '../suppression/suppression.service';
 import {
   buildQueuedRecord,

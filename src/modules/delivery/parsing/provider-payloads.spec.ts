@@ -1,4 +1,4 @@
-import { detectProvider, normaliseEvents } from './normalise';
+import { detectProvider, normaliseEvents } from './provider-payloads';
 
 /** Shapes as the providers document their webhooks (fields trimmed to what matters here). */
 const postmarkBounce = {

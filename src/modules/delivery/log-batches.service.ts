@@ -12,8 +12,8 @@ import { DeliveryRecordsService, QueueKey } from './delivery-records.service';
 import { LogBatch } from './entities/log-batch.entity';
 import { PostfixDelivery } from './entities/postfix-delivery.entity';
 import { PostfixQueue } from './entities/postfix-queue.entity';
-import { parsePostfixMessage, parseSyslogLine, PostfixEvent } from './postfix-line';
-import { linesFromJson, linesFromNdjson, linesFromText, ShippedLine } from './shipped-lines';
+import { parsePostfixMessage, parseSyslogLine, PostfixEvent } from './parsing/postfix-line';
+import { linesFromJson, linesFromNdjson, linesFromText, ShippedLine } from './parsing/shipped-lines';
 
 const CHUNK = 500;
 
@@ -72,7 +72,7 @@ const queueKey = (host: string, queueId: string) => `${host}\n${queueId}`;
  * each (by a key of host, time and line), and the clean records of what changed rebuilt.
  */
 @Injectable()
-export class LogIngestService {
+export class LogBatchesService {
   private readonly inbox: InboundEventInbox<LogBatch>;
 
   constructor(
@@ -82,7 +82,7 @@ export class LogIngestService {
     private readonly records: DeliveryRecordsService,
     private readonly config: AppConfig,
   ) {
-    this.inbox = new InboundEventInbox(batches, 'LogIngest');
+    this.inbox = new InboundEventInbox(batches, 'LogBatches');
   }
 
   async ingest(body: unknown, form: ShippedForm): Promise<IngestResult> {

@@ -1,7 +1,7 @@
 import { BadRequestException, createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { OversizedJsonObject } from '../../common/http/oversized-json';
-import type { ShippedForm } from './log-ingest.service';
+import type { ShippedForm } from './log-batches.service';
 
 /** The log shipper's body as parsed (JSON value, or text for NDJSON and plain text) and which form it is. */
 export const ShippedBody = createParamDecorator(

@@ -3,10 +3,10 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, IsNull, Not, Repository } from 'typeorm';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
-import { DeliveryRecordsService } from '../log-ingest/delivery-records.service';
+import { DeliveryRecordsService } from './delivery-records.service';
 import { ProviderEventsResultDto } from './dto/provider-events.dto';
 import { ProviderEvent } from './entities/provider-event.entity';
-import { detectProvider, NormalisedEvent, normaliseEvents } from './normalise';
+import { detectProvider, NormalisedEvent, normaliseEvents } from './parsing/provider-payloads';
 
 const RETRY_BATCH = 500;
 
