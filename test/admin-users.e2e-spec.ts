@@ -294,7 +294,7 @@ describe('Admin user routes (/api/v1/admins/users)', () => {
         .post(`${BASE}/x/resend-verification`)
         .set(...as(admin))
         .expect(400);
-      await new Promise((r) => setTimeout(r, 200));
+      await t.settle();
       expect(t.smtp.mails.length).toBe(mails);
       expect(await tables()).toEqual(counts);
     });
@@ -318,7 +318,7 @@ describe('Admin user routes (/api/v1/admins/users)', () => {
         .expect(403);
       expectFailure(resend.body, 403, 'Your role does not allow this');
       expect(await userRow(pending.userUuid)).toEqual(before);
-      await new Promise((r) => setTimeout(r, 200));
+      await t.settle();
       expect(t.smtp.mails.length).toBe(mails);
     });
 

@@ -223,7 +223,7 @@ describe('Admins (login, password, profile, administration)', () => {
         const res = await t.http().post('/api/v1/admins/forgot-password').send({ email }).expect(200);
         expect(success(res.body)).toEqual({});
       }
-      await new Promise((r) => setTimeout(r, 150));
+      await t.settle();
       expect(t.smtp.count(ghost)).toBe(0);
       expect(t.smtp.count(inactive.email)).toBe(0);
     });

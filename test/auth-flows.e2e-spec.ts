@@ -153,7 +153,7 @@ describe('User sign-up and password flows (real SMTP on loopback)', () => {
     const b = await t.http().post('/api/v1/users/resend-verification').send({ email: ghost }).expect(200);
     expect(a.body.data).toEqual({});
     expect(b.body.data).toEqual({});
-    await new Promise((r) => setTimeout(r, 100));
+    await t.settle();
     expect(t.smtp.count(ghost)).toBe(0);
   });
 

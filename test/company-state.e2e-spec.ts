@@ -56,9 +56,8 @@ describe('Company state: one writer, one change event after commit', () => {
   /** The suspension as its users see it: one notification, one e-mail, one audit row. */
   async function expectSuspendedOnce(user: RegisteredUser, company: Company): Promise<void> {
     const owner = await t.dataSource.getRepository(User).findOneByOrFail({ uuid: user.userUuid });
-    await t.smtp.waitFor(user.email, /suspended/i);
-    // Give a second e-mail, were there one, the time to arrive.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Every e-mail the suspension sends has been sent: exactly one.
+    await t.settle();
     expect(t.smtp.count(user.email, /suspended/i)).toBe(1);
     expect(
       await t.dataSource
@@ -123,7 +122,7 @@ describe('Company state: one writer, one change event after commit', () => {
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await t.settle();
     expect(kindsOf(company)).toEqual([]);
     expect(await companyOf(user)).toMatchObject({ status: 'active', quota: company.quota });
     expect(await t.dataSource.getRepository(CompanyAuditEvent).countBy({ companyId: company.id })).toBe(0);

@@ -163,7 +163,7 @@ describe('Scheduled jobs', () => {
       const [second] = await runJob('billing-reminders');
       expect(second).toMatchObject({ ok: true, affected: 0 });
       expect(await expiringNotices(owner)).toHaveLength(1);
-      await new Promise((r) => setTimeout(r, 300));
+      await t.settle();
       expect(t.smtp.count(owner.email, /expires soon/)).toBe(1);
     });
 

@@ -336,8 +336,8 @@ describe('Notifications', () => {
       }
       expect(await broadcastsOf(suspendedCo)).toHaveLength(0);
       expect(await broadcastsOf(pendingUser)).toHaveLength(0);
-      // No e-mail unless asked.
-      await new Promise((r) => setTimeout(r, 300));
+      // No e-mail unless asked (none is still on its way either).
+      await t.settle();
       expect(t.smtp.count(alice.email, /Maintenance tonight/)).toBe(0);
 
       const listed = await get(`${USER_BASE}?type=broadcast`, carol.accessToken).expect(200);
@@ -358,7 +358,7 @@ describe('Notifications', () => {
         expect(mail.text).toContain('A note for two companies.');
       }
       expect((await broadcastsOf(alice)).map((n) => n.title)).not.toContain('Only for you');
-      await new Promise((r) => setTimeout(r, 300));
+      await t.settle();
       expect(t.smtp.count(alice.email, /Only for you/)).toBe(0);
     });
 
