@@ -4,6 +4,7 @@ import { TransactionService } from '../src/database/transaction.service';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { createActiveUser } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
+import { latch, until } from './support/until';
 
 /** PreparedListRead on the database of the run: `= ANY` on PostgreSQL, a padded IN on SQLite, the same answers. */
 describe('PreparedListRead', () => {
@@ -45,16 +46,29 @@ describe('PreparedListRead', () => {
     }
   });
 
-  it('waits for a transaction that holds the connection, and then answers', async () => {
-    let answered: ReadonlyArray<readonly unknown[]> | undefined;
-    await transactions.run(async () => {
-      void Promise.resolve(read.all([[companies[2].id], 0, [companies[2].uuid]])).then(
-        (rows) => (answered = rows),
-      );
-      await new Promise((resolve) => setTimeout(resolve, 20));
+  it('waits for a transaction that holds the connection (SQLite), and then answers', async () => {
+    const opened = latch();
+    const held = latch();
+    const tx = transactions.run(async (em) => {
+      await em.query('SELECT 1');
+      opened.open();
+      await held.wait;
     });
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(answered).toEqual([[companies[2].uuid]]);
+    await Promise.race([opened.wait, tx]);
+    // Asked from outside the transaction, as another request would.
+    let answered: ReadonlyArray<readonly unknown[]> | undefined;
+    const reading = Promise.resolve(read.all([[companies[2].id], 0, [companies[2].uuid]])).then(
+      (rows) => (answered = rows),
+    );
+    // SQLite: until the read queues at the gate (or, were it let in, answers); PostgreSQL: its own connection answers.
+    await until(
+      () => answered !== undefined || (transactions.sqliteGate?.waiting ?? 0) > 0,
+      'the read waits or answers',
+    );
+    if (!transactions.isPostgres) expect(answered).toBeUndefined();
+    held.open();
+    await tx;
+    expect(await reading).toEqual([[companies[2].uuid]]);
   });
 
   it('refuses an empty list', () => {

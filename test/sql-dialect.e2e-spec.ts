@@ -8,15 +8,7 @@ import { Company } from '../src/modules/companies/entities/company.entity';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { createActiveUser } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
-
-/** A promise to resolve by hand: holds a transaction open while another one runs. */
-function latch(): { wait: Promise<void>; open: () => void } {
-  let open!: () => void;
-  const wait = new Promise<void>((resolve) => (open = resolve));
-  return { wait, open };
-}
-
-const tick = () => new Promise((resolve) => setTimeout(resolve, 50));
+import { latch, until } from './support/until';
 
 /** Every operation of SqlDialect on the database of the run (SQLite, or PostgreSQL with DATABASE_URL). */
 describe('SqlDialect', () => {
@@ -42,6 +34,16 @@ describe('SqlDialect', () => {
       .find({ where: { companyId: company.id }, order: { day: 'ASC' } })
       .then((rows) => rows.map((r) => [r.day, r.count]));
 
+  /** True once a transaction waits: on a row lock (PostgreSQL), or to begin at all (SQLite, one at a time). */
+  async function aTransactionWaits(): Promise<boolean> {
+    if (!transactions.isPostgres) return transactions.sqliteGate!.waiting > 0;
+    const [{ n }] = await t.dataSource.query<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE NOT l.granted AND a.datname = current_database()`,
+    );
+    return n > 0;
+  }
+
   it('knows the database of the run', () => {
     expect(dialect.isPostgres).toBe(Boolean(process.env.DATABASE_URL));
   });
@@ -62,19 +64,25 @@ describe('SqlDialect', () => {
   ])('%s', (_name, lock) => {
     it('makes a second transaction that locks the same row wait for the first to end', async () => {
       const events: string[] = [];
+      const locked = latch();
       const held = latch();
       const first = transactions.run(async (em) => {
         await lock(em);
         events.push('first locked');
+        locked.open();
         await held.wait;
         events.push('first ends');
       });
-      await tick();
+      await Promise.race([locked.wait, first]);
       const second = transactions.run(async (em) => {
         await lock(em);
         events.push('second locked');
       });
-      await tick();
+      // Until the second waits, or (were the lock no lock) has locked too.
+      await until(
+        async () => events.includes('second locked') || (await aTransactionWaits()),
+        'the second transaction waits',
+      );
       expect(events).toEqual(['first locked']);
       held.open();
       await Promise.all([first, second]);
