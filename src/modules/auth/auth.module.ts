@@ -3,7 +3,6 @@ import { APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
-import { BlacklistPurgeJob } from './blacklist-purge.job';
 import { BlacklistService } from './blacklist.service';
 import { CredentialsService } from './credentials.service';
 import { RevokedRefreshToken } from './entities/revoked-refresh-token.entity';
@@ -24,7 +23,6 @@ import { TokenService } from './token.service';
     TokenService,
     PasswordService,
     BlacklistService,
-    BlacklistPurgeJob,
     MachineCredentialsService,
     PrincipalRepository,
     JwtStrategy,

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LessThanOrEqual, Repository } from 'typeorm';
 import { sha256Hex } from '../../common/secrets';
+import { Job } from '../jobs/job.decorator';
 import { RevokedRefreshToken } from './entities/revoked-refresh-token.entity';
 
 /** Revoked refresh tokens, kept in the database (every replica sees a revoke at once) as digests. */
@@ -25,7 +26,8 @@ export class BlacklistService {
       .execute();
   }
 
-  /** Deletes entries whose token has expired anyway; returns how many. */
+  /** `purge-blacklist` (hourly): deletes entries whose token has expired anyway; returns how many. */
+  @Job('purge-blacklist')
   async purgeExpired(now = new Date()): Promise<number> {
     const result = await this.revoked.delete({ expiresAt: LessThanOrEqual(now) });
     return result.affected ?? 0;

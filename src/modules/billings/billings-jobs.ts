@@ -1,8 +1,8 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, LessThanOrEqual, MoreThan, Repository } from 'typeorm';
 import { TransactionService } from '../../database/transaction.service';
-import { JobRegistry } from '../jobs/job-registry';
+import { Job } from '../jobs/job.decorator';
 import { NotificationsService } from '../notifications/notifications.service';
 import { BillingPaymentsService } from './billing-payments.service';
 import { Billing } from './entities/billing.entity';
@@ -22,21 +22,16 @@ const BATCH = 500;
  *   company's users (`billing.expiring`, also e-mailed), in the same transaction as the claim.
  */
 @Injectable()
-export class BillingsJobs implements OnModuleInit {
+export class BillingsJobs {
   constructor(
-    private readonly registry: JobRegistry,
     private readonly payments: BillingPaymentsService,
     private readonly transactions: TransactionService,
     private readonly notifications: NotificationsService,
     @InjectRepository(Billing) private readonly billings: Repository<Billing>,
   ) {}
 
-  onModuleInit(): void {
-    this.registry.register({ name: 'expire-billings', run: () => this.expireDue() });
-    this.registry.register({ name: 'billing-reminders', run: () => this.remindExpiring() });
-  }
-
   /** Returns how many billings it expired. */
+  @Job('expire-billings')
   async expireDue(now = new Date()): Promise<number> {
     let expired = 0;
     for (let lastId = 0; ;) {
@@ -53,6 +48,7 @@ export class BillingsJobs implements OnModuleInit {
   }
 
   /** Returns how many billings it reminded of. */
+  @Job('billing-reminders')
   async remindExpiring(now = new Date()): Promise<number> {
     const until = new Date(now.getTime() + REMINDER_WINDOW_MS);
     let reminded = 0;

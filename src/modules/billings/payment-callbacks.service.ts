@@ -1,9 +1,9 @@
-import { HttpStatus, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { HttpStatus, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { BadRequestError, DomainError } from '../../common/errors/domain-error';
 import { Applied, InboundEventInbox, InboundEventNotApplied } from '../../database/inbound-events';
-import { JobRegistry } from '../jobs/job-registry';
+import { Job } from '../jobs/job.decorator';
 import { NotificationsService } from '../notifications/notifications.service';
 import { BillingPaymentsService } from './billing-payments.service';
 import { Billing } from './entities/billing.entity';
@@ -37,7 +37,7 @@ interface ParsedCallback {
  * `retry-callbacks` job.
  */
 @Injectable()
-export class PaymentCallbacksService implements OnModuleInit {
+export class PaymentCallbacksService {
   private readonly logger = new Logger(PaymentCallbacksService.name);
   private readonly inbox: InboundEventInbox<PaymentEvent>;
   private readonly apply = (event: PaymentEvent) => this.decide(event);
@@ -47,13 +47,8 @@ export class PaymentCallbacksService implements OnModuleInit {
     @InjectRepository(Billing) private readonly billings: Repository<Billing>,
     private readonly payments: BillingPaymentsService,
     private readonly notifications: NotificationsService,
-    private readonly jobs: JobRegistry,
   ) {
     this.inbox = new InboundEventInbox(events, PaymentCallbacksService.name);
-  }
-
-  onModuleInit(): void {
-    this.jobs.contribute('retry-callbacks', () => this.retryUnapplied());
   }
 
   /** Stores the callback, then applies it. 400 for a body that is not a gateway invoice callback. */
@@ -89,6 +84,7 @@ export class PaymentCallbacksService implements OnModuleInit {
    * `retry-callbacks`: applies stored events that are still unapplied (a failed attempt, or one
    * left behind by a crash), oldest first, a bounded batch per run. Returns how many it applied.
    */
+  @Job('retry-callbacks', { shared: true })
   retryUnapplied(): Promise<number> {
     return this.inbox.retryUnapplied(this.apply);
   }

@@ -7,7 +7,7 @@ import { TransactionService } from '../../database/transaction.service';
 import { CompaniesService } from '../companies/companies.service';
 import { CompanyRegistrationHooks } from '../companies/company-registration-hooks';
 import type { Company } from '../companies/entities/company.entity';
-import { JobRegistry } from '../jobs/job-registry';
+import { Job } from '../jobs/job.decorator';
 import { CompanyMembersService } from '../users/company-members.service';
 import type { User } from '../users/entities/user.entity';
 import {
@@ -49,7 +49,6 @@ export class CrmSyncService implements OnModuleInit, OnApplicationShutdown {
     private readonly registrationHooks: CompanyRegistrationHooks,
     private readonly transactions: TransactionService,
     private readonly dialect: SqlDialect,
-    private readonly jobs: JobRegistry,
   ) {}
 
   onModuleInit(): void {
@@ -57,10 +56,12 @@ export class CrmSyncService implements OnModuleInit, OnApplicationShutdown {
       await em.insert(CrmOutboxEntry, { companyId: company.id, nextAttemptAt: new Date() });
       this.transactions.afterCommit(em, () => this.syncSoon());
     });
-    this.jobs.register({
-      name: 'crm-sync',
-      run: async () => (await this.syncPending()) + (await this.connection.purgeExpiredStates()),
-    });
+  }
+
+  /** The `crm-sync` job: what is due in the outbox, then the expired OAuth states; how many changed. */
+  @Job('crm-sync')
+  async runJob(): Promise<number> {
+    return (await this.syncPending()) + (await this.connection.purgeExpiredStates());
   }
 
   /** Lets a run in progress finish before the database closes. */

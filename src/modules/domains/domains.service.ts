@@ -1,4 +1,4 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { Brackets, EntityManager, Repository } from 'typeorm';
@@ -9,7 +9,7 @@ import { AppConfig } from '../../config/app-config';
 import { isUniqueViolation } from '../../database/database-errors';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
-import { JobRegistry } from '../jobs/job-registry';
+import { Job } from '../jobs/job.decorator';
 import { NotificationsService } from '../notifications/notifications.service';
 import { CompanyMembersService } from '../users/company-members.service';
 import { DkimKeyPairs } from './dkim-key-pairs';
@@ -33,7 +33,7 @@ const RECHECK_BATCH = 100;
  * job re-checks verified and failed ones.
  */
 @Injectable()
-export class DomainsService implements OnModuleInit {
+export class DomainsService {
   constructor(
     @InjectRepository(Domain) private readonly domains: Repository<Domain>,
     private readonly transactions: TransactionService,
@@ -45,12 +45,7 @@ export class DomainsService implements OnModuleInit {
     private readonly events: DomainEvents,
     private readonly notifications: NotificationsService,
     private readonly members: CompanyMembersService,
-    private readonly jobs: JobRegistry,
   ) {}
-
-  onModuleInit(): void {
-    this.jobs.register({ name: 'recheck-domains', run: () => this.recheckAll() });
-  }
 
   async add(companyId: number, input: string): Promise<DomainDto> {
     const normalised = normaliseDomainName(input);
@@ -166,6 +161,7 @@ export class DomainsService implements OnModuleInit {
   }
 
   /** The `recheck-domains` job: verified and failed domains checked again; returns how many changed status. */
+  @Job('recheck-domains')
   async recheckAll(): Promise<number> {
     let changed = 0;
     for (let lastId = 0; ;) {

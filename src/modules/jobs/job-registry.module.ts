@@ -1,7 +1,8 @@
 import { Global, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { JobRegistry } from './job-registry';
 
-/** Global: areas inject JobRegistry to register their jobs (also in contexts that do not schedule them, like the CLI). */
+/** Global: the registry of the @Job methods (also in contexts that do not schedule them, like the CLI). */
 @Global()
-@Module({ providers: [JobRegistry], exports: [JobRegistry] })
+@Module({ imports: [DiscoveryModule], providers: [JobRegistry], exports: [JobRegistry] })
 export class JobRegistryModule {}

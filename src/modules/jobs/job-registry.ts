@@ -1,4 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { JOB_METADATA, JobMetadata } from './job.decorator';
 
 /** A scheduled job: safe to run twice; returns how many things it changed. */
 export interface ScheduledJob {
@@ -10,13 +12,49 @@ export interface ScheduledJob {
 }
 
 /**
- * Each area registers its jobs here (in its constructor or onModuleInit: the jobs module
- * schedules what is registered when the application has bootstrapped), runs them on one
- * replica at a time, and runs them on demand (`GET /api/v1/t3st-job`).
+ * The jobs of the application: every provider method marked @Job(name), found when the modules
+ * initialise (the jobs module schedules them once the application has bootstrapped, runs them
+ * on one replica at a time, and on demand: `GET /api/v1/t3st-job`). `register` and `contribute`
+ * are what the discovery calls; tests use them to add a job of their own.
  */
 @Injectable()
-export class JobRegistry {
+export class JobRegistry implements OnModuleInit {
   private readonly jobs = new Map<string, ScheduledJob>();
+  /** The jobs made of parts (`contribute`); only those take another part. */
+  private readonly shared = new Set<string>();
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly reflector: Reflector,
+  ) {}
+
+  /** Registers every @Job method of the application's providers (each instance once). */
+  onModuleInit(): void {
+    const seen = new Set<object>();
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance = wrapper.instance as Record<string, unknown> | undefined;
+      if (
+        !instance ||
+        typeof instance !== 'object' ||
+        !wrapper.isDependencyTreeStatic() ||
+        seen.has(instance)
+      )
+        continue;
+      seen.add(instance);
+      const prototype = Object.getPrototypeOf(instance) as object | null;
+      if (!prototype) continue;
+      for (const method of this.scanner.getAllMethodNames(prototype)) {
+        const fn = instance[method];
+        if (typeof fn !== 'function') continue;
+        const job = this.reflector.get<JobMetadata | undefined>(JOB_METADATA, fn);
+        if (!job) continue;
+        const run = () => (fn as () => Promise<number>).call(instance);
+        if (job.shared) this.contribute(job.name, run);
+        else this.register({ name: job.name, run, cron: job.cron });
+      }
+    }
+  }
 
   register(job: ScheduledJob): void {
     if (this.jobs.has(job.name)) throw new Error(`Job ${job.name} is registered twice`);
@@ -29,6 +67,8 @@ export class JobRegistry {
    */
   contribute(name: string, run: () => Promise<number>): void {
     const existing = this.jobs.get(name);
+    if (existing && !this.shared.has(name)) throw new Error(`Job ${name} is registered twice`);
+    this.shared.add(name);
     if (!existing) return this.register({ name, run });
     this.jobs.set(name, { ...existing, run: async () => (await existing.run()) + (await run()) });
   }
