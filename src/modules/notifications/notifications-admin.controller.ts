@@ -56,7 +56,7 @@ export class NotificationsAdminController {
   @ResponseMessage('Unread notifications counted')
   @ApiEnvelope(UnreadCountDto)
   unreadCount(@CurrentAdmin() admin: Admin): Promise<UnreadCountDto> {
-    return this.notifications.countUnread(adminOwner(admin));
+    return this.notifications.unreadCount(adminOwner(admin));
   }
 
   /**

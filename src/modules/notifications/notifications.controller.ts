@@ -48,7 +48,7 @@ export class NotificationsController {
   @ResponseMessage('Unread notifications counted')
   @ApiEnvelope(UnreadCountDto)
   unreadCount(@CurrentUser() user: User): Promise<UnreadCountDto> {
-    return this.notifications.countUnread(userOwner(user));
+    return this.notifications.unreadCount(userOwner(user));
   }
 
   /**

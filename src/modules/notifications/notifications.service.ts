@@ -169,8 +169,8 @@ export class NotificationsService {
     });
   }
 
-  /** Unread notifications of a recipient (used by the list routes). */
-  unreadCount(recipient: { userId: number } | { adminId: number }): Promise<number> {
+  /** How many notifications of a recipient are unread. */
+  private unreadTotal(recipient: { userId: number } | { adminId: number }): Promise<number> {
     return this.notifications.count({
       where:
         'userId' in recipient
@@ -203,8 +203,9 @@ export class NotificationsService {
     );
   }
 
-  async countUnread(owner: NotificationOwner): Promise<UnreadCountDto> {
-    return { count: await this.unreadCount(this.recipientOf(owner)) };
+  /** The answer of the unread-count routes. */
+  async unreadCount(owner: NotificationOwner): Promise<UnreadCountDto> {
+    return { count: await this.unreadTotal(this.recipientOf(owner)) };
   }
 
   /**
