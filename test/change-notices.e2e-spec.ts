@@ -1,7 +1,7 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { dirname } from 'node:path';
-import { ChangeNotices } from '../src/database/change-notices';
+import { ChangeNotices, LISTENER_APPLICATION_NAME } from '../src/database/change-notices';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { RelayDecisionService } from '../src/modules/internal/relay-decision.service';
 import { PolicyServerModule } from '../src/policy-server/policy-server.module';
@@ -19,7 +19,7 @@ const RETURN_PATH_HOST = 'rp.relay.test';
  * (here its application, on the API's PostgreSQL database or SQLite file) forgets a company or a
  * domain owner it cached when the API changes it, instead of at the cache's expiry (5 s).
  * PostgreSQL delivers notices by LISTEN; SQLite by the `change_notices` table, read when the
- * relay decision catches up.
+ * relay decision catches up. The tests wait for the notices themselves, never for time.
  */
 describe(`Change notices between processes (${onPostgres ? 'PostgreSQL' : 'SQLite'})`, () => {
   let t: TestApp;
@@ -56,22 +56,50 @@ describe(`Change notices between processes (${onPostgres ? 'PostgreSQL' : 'SQLit
     await dns?.stop();
   });
 
-  /** The decision of the policy server's process once it changes from `before`, or the last one after 2 s. */
-  async function changedFrom(before: string, relayUsername: string, sender?: string): Promise<string> {
-    let action = before;
-    for (let waited = 0; action === before && waited < 2_000; waited += 20) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      action = (await decisions.decide({ relayUsername, sender, recipients: ['jo@example.net'] })).action;
-    }
-    return action;
+  /**
+   * Runs `action` (an API call) and resolves once the policy server's process has heard the
+   * notice it sends on `channel`: its cache (whose handler was there first) has forgotten by then.
+   * On SQLite the notice is read at once by a catch-up, as a decision does (else by the catch-up
+   * timer); on PostgreSQL it arrives by LISTEN.
+   */
+  async function heardAfter(channel: string, action: () => Promise<unknown>): Promise<void> {
+    const policyNotices = policy.get(ChangeNotices);
+    const heard = new Promise<void>((resolve) => {
+      const stop = policyNotices.listen(channel, () => {
+        stop();
+        resolve();
+      });
+    });
+    await action();
+    await t.app.get(ChangeNotices).sent();
+    policyNotices.catchUp();
+    await heard;
   }
 
-  /** Waits (catching up, as a decision does) until `heard` holds `count` notices, or 2 s. */
-  async function hear(heard: unknown[], count: number, ...listeners: ChangeNotices[]): Promise<void> {
-    for (let waited = 0; heard.length < count && waited < 2_000; waited += 10) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      for (const notices of listeners) notices.catchUp();
-    }
+  async function decide(relayUsername: string, sender?: string): Promise<string> {
+    return (await decisions.decide({ relayUsername, sender, recipients: ['jo@example.net'] })).action;
+  }
+
+  /** What listeners heard, in order; `count(n)` resolves once there are n. */
+  function collector() {
+    const heard: unknown[] = [];
+    const waiting: Array<{ n: number; resolve: () => void }> = [];
+    return {
+      heard,
+      push(entry: unknown) {
+        heard.push(entry);
+        for (const w of waiting.filter((w) => heard.length >= w.n)) w.resolve();
+      },
+      count(n: number): Promise<void> {
+        return heard.length >= n ? Promise.resolve() : new Promise((resolve) => waiting.push({ n, resolve }));
+      },
+    };
+  }
+
+  /** Once the notices published so far are sent, the listeners read them (SQLite; PostgreSQL delivers by itself). */
+  async function deliver(senders: ChangeNotices[], listeners: ChangeNotices[]): Promise<void> {
+    for (const notices of senders) await notices.sent();
+    for (const notices of listeners) notices.catchUp();
   }
 
   async function paidCompany() {
@@ -102,17 +130,19 @@ describe(`Change notices between processes (${onPostgres ? 'PostgreSQL' : 'SQLit
         .send(body)
         .expect(200);
 
+    const companyState = 'relay_company_state';
+
     // Cached by the policy server's process from here on.
-    expect((await decisions.decide({ relayUsername })).action).toBe('OK');
+    expect(await decide(relayUsername)).toBe('OK');
 
-    await patch({ status: 'suspended', suspendedReason: 'abuse report' });
-    expect(await changedFrom('OK', relayUsername)).toBe('REJECT account suspended');
+    await heardAfter(companyState, () => patch({ status: 'suspended', suspendedReason: 'abuse report' }));
+    expect(await decide(relayUsername)).toBe('REJECT account suspended');
 
-    await patch({ status: 'active' });
-    expect(await changedFrom('REJECT account suspended', relayUsername)).toBe('OK');
+    await heardAfter(companyState, () => patch({ status: 'active' }));
+    expect(await decide(relayUsername)).toBe('OK');
 
-    await patch({ quota: 10 });
-    expect(await changedFrom('OK', relayUsername)).toBe('DEFER_IF_PERMIT quota exceeded');
+    await heardAfter(companyState, () => patch({ quota: 10 }));
+    expect(await decide(relayUsername)).toBe('DEFER_IF_PERMIT quota exceeded');
   });
 
   it('a domain verified, then deleted, through the API reaches the policy server before its cache expires', async () => {
@@ -138,30 +168,35 @@ describe(`Change notices between processes (${onPostgres ? 'PostgreSQL' : 'SQLit
 
     // The owner of the sender's domain (none yet) is cached by the policy server's process.
     const unverified = 'REJECT sender domain not verified';
-    expect((await decisions.decide({ relayUsername, sender })).action).toBe(unverified);
+    const domainOwner = 'relay_domain_owner';
+    expect(await decide(relayUsername, sender)).toBe(unverified);
 
-    const verified = await t
-      .http()
-      .post(`/api/v1/domains/${domain.uuid}/verify`)
-      .set(...as)
-      .expect(200);
-    expect(verified.body.data).toMatchObject({ status: 'verified' });
-    expect(await changedFrom(unverified, relayUsername, sender)).toBe('OK');
+    await heardAfter(domainOwner, async () => {
+      const verified = await t
+        .http()
+        .post(`/api/v1/domains/${domain.uuid}/verify`)
+        .set(...as)
+        .expect(200);
+      expect(verified.body.data).toMatchObject({ status: 'verified' });
+    });
+    expect(await decide(relayUsername, sender)).toBe('OK');
 
-    await t
-      .http()
-      .delete(`/api/v1/domains/${domain.uuid}`)
-      .set(...as)
-      .expect(200);
-    expect(await changedFrom('OK', relayUsername, sender)).toBe(unverified);
+    await heardAfter(domainOwner, () =>
+      t
+        .http()
+        .delete(`/api/v1/domains/${domain.uuid}`)
+        .set(...as)
+        .expect(200),
+    );
+    expect(await decide(relayUsername, sender)).toBe(unverified);
   });
 
   it('an application does not hear its own notices, and a notice that is not JSON is ignored', async () => {
     const notices = t.app.get(ChangeNotices);
     const other = policy.get(ChangeNotices);
-    const heard: unknown[] = [];
-    notices.listen('relay_test_channel', (payload) => heard.push(['api', payload]));
-    other.listen('relay_test_channel', (payload) => heard.push(['policy', payload]));
+    const { heard, push, count } = collector();
+    notices.listen('relay_test_channel', (payload) => push(['api', payload]));
+    other.listen('relay_test_channel', (payload) => push(['policy', payload]));
     await Promise.all([notices.listening(), other.listening()]);
 
     if (onPostgres) await t.dataSource.query("SELECT pg_notify('relay_test_channel', 'not json')");
@@ -172,10 +207,12 @@ describe(`Change notices between processes (${onPostgres ? 'PostgreSQL' : 'SQLit
     }
     notices.publish('relay_test_channel', { n: 1 });
     other.publish('relay_test_channel', { n: 2 });
-    await hear(heard, 2, notices, other);
+    await deliver([notices, other], [notices, other]);
+    await count(2);
     // The two notices heard, each by the other application; nothing else came meanwhile.
     notices.publish('relay_test_channel', { n: 'last' });
-    await hear(heard, 3, notices, other);
+    await deliver([notices], [other]);
+    await count(3);
     expect(heard).toHaveLength(3);
     expect(heard[2]).toEqual(['policy', { n: 'last' }]);
     expect(heard.slice(0, 2)).toEqual(
@@ -193,16 +230,57 @@ describe(`Change notices between processes (${onPostgres ? 'PostgreSQL' : 'SQLit
 
     const late = await policyServerApp();
     try {
-      const heard: unknown[] = [];
+      const { heard, push, count } = collector();
       const lateNotices = late.get(ChangeNotices);
-      lateNotices.listen('relay_test_burst', (payload) => heard.push(payload));
+      lateNotices.listen('relay_test_burst', push);
       await lateNotices.listening();
       const sent = Array.from({ length: 200 }, (_, n) => ({ n }));
       for (const payload of sent) notices.publish('relay_test_burst', payload);
-      await hear(heard, sent.length, lateNotices);
+      await deliver([notices], [lateNotices]);
+      await count(sent.length);
       expect(heard).toEqual(sent);
     } finally {
       await late.close();
     }
   });
+
+  (onPostgres ? it : it.skip)(
+    'when its LISTEN connection is lost, the policy server listens again and forgets what it cached, changes of the gap included',
+    async () => {
+      const admin = await createAdmin(t, 'admin');
+      const { owner, relayUsername } = await paidCompany();
+      const companies = t.dataSource.getRepository(Company);
+      expect(await decide(relayUsername)).toBe('OK');
+      // A change no notice announces, as one made while the connection is down: the cache holds.
+      await companies.update({ uuid: owner.companyUuid }, { quota: 10 });
+      expect(await decide(relayUsername)).toBe('OK');
+
+      const policyNotices = policy.get(ChangeNotices);
+      const reconnected = new Promise<void>((resolve) => {
+        const stop = policyNotices.onReconnect(() => {
+          stop();
+          resolve();
+        });
+      });
+      const [{ ended }] = await t.dataSource.query<Array<{ ended: number }>>(
+        'SELECT count(pg_terminate_backend(pid))::int AS ended FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()',
+        [LISTENER_APPLICATION_NAME],
+      );
+      expect(ended).toBeGreaterThanOrEqual(1);
+      await reconnected;
+      await policyNotices.listening();
+
+      expect(await decide(relayUsername)).toBe('DEFER_IF_PERMIT quota exceeded');
+      // And it hears notices again.
+      await heardAfter('relay_company_state', () =>
+        t
+          .http()
+          .patch(`/api/v1/admins/companies/${owner.companyUuid}`)
+          .set(...bearer(admin.accessToken))
+          .send({ quota: 100 })
+          .expect(200),
+      );
+      expect(await decide(relayUsername)).toBe('OK');
+    },
+  );
 });

@@ -7,6 +7,8 @@ import { TransactionService } from './transaction.service';
 
 /** How long a lost LISTEN connection waits before it connects again. */
 const RECONNECT_MS = 1_000;
+/** The LISTEN connection's application_name, to tell it apart in pg_stat_activity. */
+export const LISTENER_APPLICATION_NAME = 'relay-change-notices';
 /** How often an SQLite process catches up by itself, between the catch-ups of its decisions. */
 export const CATCH_UP_MS = 1_000;
 /** How often an SQLite process that sends notices deletes the old ones (its own and the others'). */
@@ -80,6 +82,10 @@ type NoticeRow = [number, string, string, string];
 export class ChangeNotices implements OnApplicationShutdown {
   private readonly logger = new Logger(ChangeNotices.name);
   private readonly handlers = new Map<string, Set<(payload: unknown) => void>>();
+  /** Called once a lost LISTEN connection listens again: the notices of the gap are lost. */
+  private readonly reconnectHandlers = new Set<() => void>();
+  /** PostgreSQL: the LISTEN connection has been lost since it last listened. */
+  private missed = false;
   private client?: Client;
   private reconnect?: NodeJS.Timeout;
   private closed = false;
@@ -100,15 +106,16 @@ export class ChangeNotices implements OnApplicationShutdown {
   private nextPrune = 0;
   /** SQLite: a failure to read or write notices is logged once until it works again. */
   private failing = { read: false, write: false };
-  /** Notices through the `change_notices` table rather than pg_notify. */
-  private readonly onSqlite: boolean;
 
   constructor(
     private readonly config: AppConfig,
     private readonly dataSource: DataSource,
     private readonly transactions: TransactionService,
-  ) {
-    this.onSqlite = !transactions.isPostgres;
+  ) {}
+
+  /** Notices through the `change_notices` table rather than pg_notify. */
+  private get onSqlite(): boolean {
+    return !this.transactions.isPostgres;
   }
 
   private get databaseUrl(): string | undefined {
@@ -151,9 +158,10 @@ export class ChangeNotices implements OnApplicationShutdown {
 
   /**
    * Calls `handler` with the payload of every notice another process sends on `channel` from now
-   * on. On SQLite, what was sent before is delivered first to the handlers already there.
+   * on (until the returned function is called). On SQLite, what was sent before is delivered
+   * first to the handlers already there.
    */
-  listen(channel: string, handler: (payload: unknown) => void): void {
+  listen(channel: string, handler: (payload: unknown) => void): () => void {
     if (this.onSqlite) {
       this.read();
       if (!this.catchUpTimer && !this.closed) {
@@ -171,6 +179,23 @@ export class ChangeNotices implements OnApplicationShutdown {
     handlers.add(handler);
     if (!this.onSqlite && !this.client && !this.reconnect)
       this.listened = this.connect().catch(() => undefined);
+    return () => {
+      handlers.delete(handler);
+    };
+  }
+
+  /**
+   * Calls `handler` each time the notices of a gap may have been lost: on PostgreSQL once the
+   * LISTEN connection, lost (a restart, a network cut, a terminated backend), listens again.
+   * What caches on the strength of notices forgets everything then, since a change made during the
+   * gap was announced to nobody. Never on SQLite, whose notices wait in their table. Answers the
+   * function that stops it.
+   */
+  onReconnect(handler: () => void): () => void {
+    this.reconnectHandlers.add(handler);
+    return () => {
+      this.reconnectHandlers.delete(handler);
+    };
   }
 
   /**
@@ -284,21 +309,39 @@ export class ChangeNotices implements OnApplicationShutdown {
   private async connect(): Promise<void> {
     this.reconnect = undefined;
     if (this.closed) return;
-    const client = new Client({ connectionString: this.databaseUrl, connectionTimeoutMillis: 5_000 });
+    const client = new Client({
+      connectionString: this.databaseUrl,
+      connectionTimeoutMillis: 5_000,
+      application_name: LISTENER_APPLICATION_NAME,
+    });
     client.on('notification', (n) => this.received(n));
     client.on('error', (e) => this.lost(client, e));
+    client.on('end', () => this.lost(client, new Error('connection ended')));
     this.client = client;
     try {
       await client.connect();
       for (const channel of this.handlers.keys()) await client.query(`LISTEN ${quoted(channel)}`);
     } catch (e: unknown) {
       this.lost(client, e);
+      return;
+    }
+    if (this.missed && this.client === client) {
+      this.missed = false;
+      this.logger.log('Change notices connection listening again; caches forget what they held');
+      for (const handler of [...this.reconnectHandlers]) {
+        try {
+          handler();
+        } catch (e: unknown) {
+          this.logger.error({ err: e }, 'Change notices reconnect handler failed');
+        }
+      }
     }
   }
 
   private lost(client: Client, error: unknown): void {
     if (this.client !== client) return;
     this.client = undefined;
+    this.missed = true;
     void client.end().catch(() => undefined);
     if (this.closed) return;
     this.logger.warn({ err: error }, 'Change notices connection lost; connecting again');

@@ -40,7 +40,7 @@ interface Held<T> {
  * Companies' facts, domains' owners and the networks table are cached for at most
  * ATTRIBUTION_CACHE_MS and forgotten at once when the companies or domains area announces a
  * change, in this process and (through ChangeNotices, caught up before each answer) in the others
- * on the same database.
+ * on the same database; all of them at once when the notices' connection comes back after a loss.
  */
 @Injectable()
 export class CompanyAttribution implements OnModuleInit, OnModuleDestroy {
@@ -75,7 +75,14 @@ export class CompanyAttribution implements OnModuleInit, OnModuleDestroy {
         if (kind === 'allowed_ips') this.allowedNetworks.delete('table');
       }),
       this.domainEvents.onChange(({ name }) => this.domainOwners.delete(name)),
+      // The changes made while the notices' connection was down reached nobody: forget everything.
+      this.notices.onReconnect(() => this.forgetAll()),
     );
+  }
+
+  private forgetAll(): void {
+    this.companyChanges++;
+    for (const cache of [this.facts, this.byUsername, this.domainOwners, this.allowedNetworks]) cache.clear();
   }
 
   onModuleDestroy(): void {
