@@ -141,6 +141,9 @@ export class EnvironmentVariables {
   })
   DNS_SERVERS?: string;
 
+  /** Bound of each DNS query of a domain check, in ms (integrations.md "DNS": 5 s). */
+  @Transform((p) => toInt({ value: emptyTo(5000)(p) })) @IsInt() @Min(1) DNS_TIMEOUT_MS = 5000;
+
   @Transform(emptyTo('Relay')) @IsString() RELAY_NAME = 'Relay';
   @Transform(emptyTo('smtp.relay.local')) @IsString() RELAY_SMARTHOST = 'smtp.relay.local';
   @Transform(emptyToUndefined) @IsOptional() @IsString() RELAY_TLS_DOMAIN?: string;

@@ -12,13 +12,11 @@ import {
 } from './dns-records';
 import type { DnsRecord, Domain } from './entities/domain.entity';
 
-/** integrations.md "DNS": each query is bounded to 5 s; no answer in time is `missing` "DNS timeout". */
-export const DNS_QUERY_TIMEOUT_MS = 5_000;
-
 /**
  * Live DNS checks of a domain's records, through `node:dns/promises` with the resolvers of
  * DNS_SERVERS (the system's when unset). Never throws: what DNS could not answer is a record
- * status.
+ * status. Each query is bounded to DNS_TIMEOUT_MS (integrations.md "DNS": 5 s); no answer in
+ * time is `missing` "DNS timeout".
  */
 @Injectable()
 export class DomainDnsChecker {
@@ -26,7 +24,9 @@ export class DomainDnsChecker {
 
   /** The domain's records with the result of one live check each (the queries run in parallel). */
   async check(domain: Pick<Domain, 'verificationToken' | 'dkimPublicKey' | 'records'>): Promise<DnsRecord[]> {
-    const resolver = new Resolver({ timeout: DNS_QUERY_TIMEOUT_MS, tries: 1 });
+    const timeoutMs = this.config.env.DNS_TIMEOUT_MS;
+    const resolver = new Resolver({ timeout: timeoutMs, tries: 1 });
+    const ask = <T>(query: () => Promise<T[]>) => lookup(timeoutMs, query);
     const servers = this.config.dnsServers;
     if (servers) resolver.setServers(servers);
     const env = this.config.env;
@@ -38,21 +38,21 @@ export class DomainDnsChecker {
           switch (record.purpose) {
             case 'ownership':
               result = checkOwnership(
-                await lookup(() => resolver.resolveTxt(record.host)),
+                await ask(() => resolver.resolveTxt(record.host)),
                 domain.verificationToken,
               );
               break;
             case 'spf':
-              result = checkSpf(await lookup(() => resolver.resolveTxt(record.host)), env.SPF_INCLUDE);
+              result = checkSpf(await ask(() => resolver.resolveTxt(record.host)), env.SPF_INCLUDE);
               break;
             case 'dkim':
-              result = checkDkim(await lookup(() => resolver.resolveTxt(record.host)), domain.dkimPublicKey);
+              result = checkDkim(await ask(() => resolver.resolveTxt(record.host)), domain.dkimPublicKey);
               break;
             case 'dmarc':
-              result = checkDmarc(await lookup(() => resolver.resolveTxt(record.host)));
+              result = checkDmarc(await ask(() => resolver.resolveTxt(record.host)));
               break;
             case 'return-path':
-              result = checkReturnPath(await lookup(() => resolver.resolveCname(record.host)), record.value);
+              result = checkReturnPath(await ask(() => resolver.resolveCname(record.host)), record.value);
               break;
           }
           return { ...record, ...result, checkedAt };
@@ -65,10 +65,10 @@ export class DomainDnsChecker {
 }
 
 /** One query, its failure modes turned into values; a hard bound on top of c-ares' own timeout. */
-async function lookup<T>(query: () => Promise<T[]>): Promise<Lookup<T>> {
+async function lookup<T>(timeoutMs: number, query: () => Promise<T[]>): Promise<Lookup<T>> {
   let timer: NodeJS.Timeout | undefined;
   const bound = new Promise<Lookup<T>>((resolve) => {
-    timer = setTimeout(() => resolve({ timeout: true }), DNS_QUERY_TIMEOUT_MS + 500);
+    timer = setTimeout(() => resolve({ timeout: true }), timeoutMs + 500);
   });
   try {
     return await Promise.race([
