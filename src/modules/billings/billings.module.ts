@@ -12,11 +12,11 @@ import { BillingsJobs } from './billings-jobs';
 import { Billing } from './entities/billing.entity';
 import { PaymentEvent } from './entities/payment-event.entity';
 import { PaymentCallbacksService } from './payment-callbacks.service';
-import { RevenueReportController } from './revenue-report.controller';
+import { RevenueReportAdminController } from './revenue-report-admin.controller';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Billing, PaymentEvent]), CompaniesModule, PackagesModule],
-  controllers: [BillingsController, BillingsAdminController, RevenueReportController],
+  controllers: [BillingsController, BillingsAdminController, RevenueReportAdminController],
   providers: [
     BillingPaymentsService,
     BillingsService,

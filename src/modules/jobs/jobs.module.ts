@@ -1,12 +1,12 @@
 import { Module } from '@nestjs/common';
 import { JobRegistryModule } from './job-registry.module';
-import { JobsController } from './jobs.controller';
+import { JobsAdminController } from './jobs-admin.controller';
 import { JobsService } from './jobs.service';
 
 /** Schedules the registered jobs, one replica at a time, and runs them on demand (`GET /api/v1/t3st-job`). */
 @Module({
   imports: [JobRegistryModule],
-  controllers: [JobsController],
+  controllers: [JobsAdminController],
   providers: [JobsService],
   exports: [JobsService],
 })

@@ -10,7 +10,7 @@ import { RevenueSummaryDto } from './dto/billing-response.dto';
 /** The revenue row of /admins/reports: the same figures as /admins/billings/summary. */
 @ApiTags('admin reports')
 @Controller('api/v1/admins/reports')
-export class RevenueReportController {
+export class RevenueReportAdminController {
   constructor(private readonly reports: BillingReportsService) {}
 
   /**

@@ -10,7 +10,7 @@ import { JobsService } from './jobs.service';
 /** Runs scheduled jobs on demand (under the same one-replica lock as the scheduler). */
 @ApiTags('jobs')
 @Controller('api/v1/t3st-job')
-export class JobsController {
+export class JobsAdminController {
   constructor(private readonly jobs: JobsService) {}
 
   /**
