@@ -12,6 +12,9 @@
  * the reverse (a global prefix, a RouterModule this script does not know), stops the script
  * rather than writing a wrong table.
  *
+ * It also refuses an admin route declared outside an `*-admin.controller.ts` (the admins area's
+ * own controller excepted), so ROUTES.md groups by file the way STYLE.md lays areas out.
+ *
  * The handler's file is the module that exports the controller class (require.cache); its line
  * is the line of the method's name in that class (TypeScript's parser). The output has no
  * timestamp: the same code writes the same file.
@@ -209,6 +212,23 @@ async function collectRoutes(): Promise<Route[]> {
   }
 }
 
+/**
+ * The admins area's own controller: admin login and the admin accounts, under /api/v1/admins.
+ * Every other admin route lives in its area's `*-admin.controller.ts` (STYLE.md, "Layout").
+ */
+const ADMIN_ROUTES_OUTSIDE_ADMIN_CONTROLLERS = ['src/modules/admins/admins.controller.ts'];
+
+/** Admin routes declared outside an `*-admin.controller.ts`. */
+function misplacedAdminRoutes(routes: Route[]): string[] {
+  return routes
+    .filter((r) => r.access.startsWith('admin:'))
+    .filter((r) => {
+      const file = r.source.replace(/:\d+$/, '');
+      return !file.endsWith('-admin.controller.ts') && !ADMIN_ROUTES_OUTSIDE_ADMIN_CONTROLLERS.includes(file);
+    })
+    .map((r) => `${r.method} ${r.path} (${r.handler}, ${r.source})`);
+}
+
 /** By code unit, not by locale: the same order on every machine. */
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -257,7 +277,13 @@ async function main(): Promise<number> {
   const work = mkdtempSync(join(tmpdir(), 'relay-routes-'));
   try {
     isolateEnvironment(join(work, 'data'));
-    const text = render(await collectRoutes());
+    const routes = await collectRoutes();
+    const misplaced = misplacedAdminRoutes(routes);
+    if (misplaced.length) {
+      console.error(`Admin routes outside an *-admin.controller.ts:\n  ${misplaced.join('\n  ')}`);
+      return 1;
+    }
+    const text = render(routes);
     if (!check) {
       writeFileSync(OUTPUT, text);
       console.log(`ROUTES.md: ${text.split('\n').filter((l) => /^\| [A-Z]+ \|/.test(l)).length} routes`);
