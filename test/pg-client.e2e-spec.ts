@@ -1,9 +1,48 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { PgClient } from '../src/database/pg-client';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { createActiveUser } from './support/factories';
+import { LOOP_END, LOOP_START } from './support/pg-client-gc-probe';
 import { createTestApp, TestApp } from './support/test-app';
+
+/** Rows of 700 bytes read by the memory probe: 140 MB through one client, 500 a query. */
+const PROBE_ROWS = 200_000;
+
+/**
+ * What V8 did while a Node process of its own read PROBE_ROWS rows through `form`: bytes promoted
+ * to the old generation by young-generation collections, and full (mark-compact) collections,
+ * summed from `--trace-gc-nvp` between the probe's marker lines.
+ */
+async function collectionsWhileReading(form: 'pg' | 'PgClient', url: string) {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [
+      '--trace-gc-nvp',
+      '-r',
+      'ts-node/register/transpile-only',
+      join(__dirname, 'support', 'pg-client-gc-probe.ts'),
+      form,
+      url,
+      String(PROBE_ROWS),
+    ],
+    { cwd: join(__dirname, '..'), maxBuffer: 256 * 1024 * 1024 },
+  );
+  const lines = stdout.split('\n');
+  const reading = lines.slice(lines.indexOf(LOOP_START), lines.indexOf(LOOP_END));
+  expect(reading.length).toBeGreaterThan(0);
+  expect(lines).toContain(`ROWS ${PROBE_ROWS}`);
+  let promoted = 0;
+  let full = 0;
+  for (const line of reading) {
+    promoted += Number(/\bpromoted=(\d+)/.exec(line)?.[1] ?? 0);
+    if (/\bgc=mc\b/.test(line)) full++;
+  }
+  return { promotedMb: promoted / 1e6, full };
+}
 
 const onPostgres = process.env.DATABASE_URL ? describe : describe.skip;
 
@@ -65,4 +104,21 @@ onPostgres('PgClient (PostgreSQL runs)', () => {
       client.release();
     }
   });
+
+  // The reason PgClient exists (pg-client.ts): through pg's promise form the rows of every query
+  // survive young-generation collections and are promoted, to wait for a full collection. When a
+  // pg release stops doing that, the first expectation fails, and PgClient can go.
+  it("keeps the rows of a long read out of the old generation, where pg's own promise form promotes them", async () => {
+    const url = String((t.dataSource.options as { url: string }).url);
+    const own = await collectionsWhileReading('pg', url);
+    const ours = await collectionsWhileReading('PgClient', url);
+    expect(own.promotedMb).toBeGreaterThan(50);
+    expect(ours.promotedMb).toBeLessThan(own.promotedMb / 5);
+    expect(ours.full).toBeLessThanOrEqual(own.full);
+    console.log(
+      `PgClient memory probe, ${PROBE_ROWS} rows of 700 bytes: pg's promise form promoted ` +
+        `${own.promotedMb.toFixed(1)} MB (${own.full} full collections), PgClient ` +
+        `${ours.promotedMb.toFixed(1)} MB (${ours.full})`,
+    );
+  }, 60_000);
 });
