@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager, In } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { SqlDialect } from '../../database/sql-dialect';
 import { CompanyAttribution } from '../attribution/company-attribution.service';
 import { CompanyStateService } from '../companies/company-state.service';
 import type { CleanRecord } from '../log-index/clean-record';
 import { LogIndex } from '../log-index/log-index';
-import { ProviderEventLookup, StoredProviderEvent } from './provider-event-lookup';
 import { SuppressionService } from '../suppression/suppression.service';
 import {
   buildQueuedRecord,
@@ -17,9 +16,9 @@ import {
 } from './clean-record-builder';
 import { PostfixDelivery } from './entities/postfix-delivery.entity';
 import { PostfixQueue } from './entities/postfix-queue.entity';
+import { DeliveryFacts, StoredProviderEvent } from './delivery-facts';
+import { DeliveryLine, QueueKey, queueKey } from './parsing/queue-facts';
 import { QuotaCountedRecord } from './entities/quota-counted-record.entity';
-
-const CHUNK = 500;
 
 export interface RebuildResult {
   /** Clean records created or changed. */
@@ -27,13 +26,6 @@ export interface RebuildResult {
   /** Keys of the provider events left unapplied: their Message-ID names records of several companies. */
   ambiguousEvents: Set<string>;
 }
-
-export interface QueueKey {
-  host: string;
-  queueId: string;
-}
-
-const keyOf = (host: string, queueId: string) => `${host}\n${queueId}`;
 
 /**
  * (Re)builds clean records from what is stored (the queues' facts, their delivery lines, the
@@ -50,35 +42,33 @@ export class DeliveryRecordsService {
     private readonly attribution: CompanyAttribution,
     private readonly companyState: CompanyStateService,
     private readonly suppression: SuppressionService,
-    private readonly providerEvents: ProviderEventLookup,
+    private readonly facts: DeliveryFacts,
   ) {}
 
   /**
    * Answers how many clean records were created or changed, and the provider events that were not
    * applied because their Message-ID names records of more than one company.
    */
-  async rebuild(em: EntityManager, queues: QueueKey[], rejects: PostfixDelivery[]): Promise<RebuildResult> {
-    const wanted = new Set(queues.map((q) => keyOf(q.host, q.queueId)));
-    const queueRows = (await this.lockedQueues(em, queues)).filter((q) =>
-      wanted.has(keyOf(q.host, q.queueId)),
-    );
-    const deliveries = (await this.inChunks(em, PostfixDelivery, queues)).filter(
-      (d) => d.queueId !== null && wanted.has(keyOf(d.host, d.queueId)),
-    );
+  async rebuild(em: EntityManager, queues: QueueKey[], rejects: DeliveryLine[]): Promise<RebuildResult> {
+    const queueRows = await this.facts.lockedQueues(em, queues);
+    const deliveries = await this.facts.deliveriesOf(em, queues);
 
     const byRecipient = new Map<string, PostfixDelivery[]>();
     for (const d of deliveries) {
-      const key = `${keyOf(d.host, d.queueId!)}\n${d.recipient}`;
+      const key = `${queueKey(d.host, d.queueId!)}\n${d.recipient}`;
       byRecipient.set(key, [...(byRecipient.get(key) ?? []), d]);
     }
-    const events = await this.providerEvents.ofRecipients([...deliveries.map((d) => d.recipient)], em);
-    const queueByKey = new Map(queueRows.map((q) => [keyOf(q.host, q.queueId), q]));
+    const events = await this.facts.eventsOfRecipients(
+      em,
+      deliveries.map((d) => d.recipient),
+    );
+    const queueByKey = new Map(queueRows.map((q) => [queueKey(q.host, q.queueId), q]));
     const companies = await this.queueCompanies(em, queueRows);
 
     const bare: Array<{ queue: PostfixQueue; group: PostfixDelivery[]; record: CleanRecord }> = [];
     for (const group of byRecipient.values()) {
       const first = group[0];
-      const queue = queueByKey.get(keyOf(first.host, first.queueId!));
+      const queue = queueByKey.get(queueKey(first.host, first.queueId!));
       if (!queue) continue;
       bare.push({ queue, group, record: buildQueuedRecord(queue, group, [], companies.get(queue)!) });
     }
@@ -162,14 +152,7 @@ export class DeliveryRecordsService {
         decided.set(companyId, [...(decided.get(companyId) ?? []), queue.id]);
       }
     }
-    const attributedAt = new Date();
-    for (const [companyId, ids] of decided) {
-      for (let i = 0; i < ids.length; i += CHUNK) {
-        await em
-          .getRepository(PostfixQueue)
-          .update({ id: In(ids.slice(i, i + CHUNK)) }, { companyId, attributedAt });
-      }
-    }
+    await this.facts.keepCompanies(em, decided);
     return companies;
   }
 
@@ -275,7 +258,7 @@ export class DeliveryRecordsService {
         .map((e) => ({ eventId: e.id, recordId: record.id, record, e })),
     );
     if (!pairs.length) return;
-    await this.providerEvents.attach(pairs, em);
+    await this.facts.attachEvents(em, pairs);
     for (const { record, e } of pairs) {
       if (record.companyId === null) continue;
       const reason =
@@ -293,49 +276,6 @@ export class DeliveryRecordsService {
         em,
       );
     }
-  }
-
-  /**
-   * The queues' rows, locked on PostgreSQL (in id order) for the rest of the transaction: a log
-   * batch and a provider event rebuilding the same records run one after the other.
-   */
-  private async lockedQueues(em: EntityManager, queues: QueueKey[]): Promise<PostfixQueue[]> {
-    // Both columns of the (host, queue_id) index: the queue id alone cannot use it.
-    const hosts = [...new Set(queues.map((q) => q.host))];
-    const ids = [...new Set(queues.map((q) => q.queueId))];
-    const rows: PostfixQueue[] = [];
-    for (let i = 0; i < ids.length; i += CHUNK) {
-      const qb = em
-        .getRepository(PostfixQueue)
-        .createQueryBuilder('queue')
-        .where('queue.host IN (:...hosts) AND queue.queue_id IN (:...ids)', {
-          hosts,
-          ids: ids.slice(i, i + CHUNK),
-        })
-        .orderBy('queue.id', 'ASC');
-      rows.push(...(await this.dialect.forUpdate(qb).getMany()));
-    }
-    return rows;
-  }
-
-  /** Rows of `entity` for these queues: one query per chunk of queue ids (hosts filtered after). */
-  private async inChunks<T extends PostfixDelivery>(
-    em: EntityManager,
-    entity: new () => T,
-    queues: QueueKey[],
-  ): Promise<T[]> {
-    // Both columns of the (host, queue_id) index: the queue id alone cannot use it.
-    const hosts = [...new Set(queues.map((q) => q.host))];
-    const ids = [...new Set(queues.map((q) => q.queueId))];
-    const rows: T[] = [];
-    for (let i = 0; i < ids.length; i += CHUNK) {
-      rows.push(
-        ...(await em.getRepository(entity).find({
-          where: { host: In(hosts), queueId: In(ids.slice(i, i + CHUNK)) } as never,
-        })),
-      );
-    }
-    return rows;
   }
 }
 

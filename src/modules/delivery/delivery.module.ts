@@ -14,7 +14,7 @@ import { ProviderEvent } from './entities/provider-event.entity';
 import { QuotaCountedRecord } from './entities/quota-counted-record.entity';
 import { LogBatchesController } from './log-batches.controller';
 import { LogBatchesService } from './log-batches.service';
-import { ProviderEventLookup } from './provider-event-lookup';
+import { DeliveryFacts } from './delivery-facts';
 import { ProviderEventsController } from './provider-events.controller';
 import { ProviderEventsService } from './provider-events.service';
 
@@ -33,7 +33,7 @@ import { ProviderEventsService } from './provider-events.service';
     JobRegistryModule,
   ],
   controllers: [LogBatchesController, ProviderEventsController],
-  providers: [LogBatchesService, ProviderEventsService, DeliveryRecordsService, ProviderEventLookup],
+  providers: [LogBatchesService, ProviderEventsService, DeliveryRecordsService, DeliveryFacts],
 })
 export class DeliveryModule implements OnModuleInit {
   constructor(

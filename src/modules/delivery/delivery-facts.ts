@@ -1,0 +1,184 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager, In } from 'typeorm';
+import { SqlDialect } from '../../database/sql-dialect';
+import { PostfixDelivery } from './entities/postfix-delivery.entity';
+import { PostfixQueue } from './entities/postfix-queue.entity';
+import { ProviderEvent } from './entities/provider-event.entity';
+import { DeliveryLine, factsToAdd, QueueFacts, QueueKey, queueKey } from './parsing/queue-facts';
+
+const CHUNK = 500;
+
+/** A stored provider event as the clean-record rebuild reads it. */
+export type StoredProviderEvent = Pick<
+  ProviderEvent,
+  | 'id'
+  | 'eventKey'
+  | 'type'
+  | 'recipient'
+  | 'messageId'
+  | 'providerMessageId'
+  | 'recordId'
+  | 'at'
+  | 'bounceKind'
+  | 'dsn'
+  | 'reason'
+>;
+
+/**
+ * The stored facts clean records are built from: the queues (what Postfix said of each message),
+ * their delivery lines, and the provider events of their recipients. Every method runs in the
+ * caller's transaction. The queue rows are read locked on PostgreSQL, in id order, so a log
+ * batch and a provider event that touch the same queue apply one after the other.
+ */
+@Injectable()
+export class DeliveryFacts {
+  constructor(private readonly dialect: SqlDialect) {}
+
+  /** The rows of these queues, locked on PostgreSQL for the rest of the transaction. */
+  async lockedQueues(em: EntityManager, keys: QueueKey[]): Promise<PostfixQueue[]> {
+    // Both columns of the (host, queue_id) index: the queue id alone cannot use it. A chunk may
+    // bring rows of other (host, queue id) pairs; only those asked for are answered.
+    const wanted = new Set(keys.map((k) => queueKey(k.host, k.queueId)));
+    const hosts = [...new Set(keys.map((k) => k.host))];
+    const ids = [...new Set(keys.map((k) => k.queueId))];
+    const rows: PostfixQueue[] = [];
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const qb = em
+        .getRepository(PostfixQueue)
+        .createQueryBuilder('queue')
+        .where('queue.host IN (:...hosts) AND queue.queue_id IN (:...ids)', {
+          hosts,
+          ids: ids.slice(i, i + CHUNK),
+        })
+        .orderBy('queue.id', 'ASC');
+      rows.push(...(await this.dialect.forUpdate(qb).getMany()));
+    }
+    return rows.filter((row) => wanted.has(queueKey(row.host, row.queueId)));
+  }
+
+  /**
+   * Merges a batch's facts into the stored queues (a fact once known is kept; the earliest times
+   * win) and answers the queues that changed. New queues are written whole (the usual batch holds
+   * every line of its messages); then every row is read locked and what it lacks is merged in:
+   * facts of a queue already known, or of one a concurrent batch inserted first.
+   */
+  async mergeQueues(em: EntityManager, batch: QueueFacts[]): Promise<Map<string, QueueKey>> {
+    const touched = new Map<string, QueueKey>();
+    if (!batch.length) return touched;
+    const repo = em.getRepository(PostfixQueue);
+    const hosts = [...new Set(batch.map((f) => f.host))];
+    const ids = [...new Set(batch.map((f) => f.queueId))];
+    const known = new Set<string>();
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const rows = await repo.find({
+        where: { host: In(hosts), queueId: In(ids.slice(i, i + CHUNK)) },
+        select: { host: true, queueId: true },
+      });
+      for (const row of rows) known.add(queueKey(row.host, row.queueId));
+    }
+    const fresh = batch.filter((f) => !known.has(queueKey(f.host, f.queueId)));
+    await this.dialect.insertMany(em, PostfixQueue, fresh, 'ignore');
+    for (const f of fresh) touched.set(queueKey(f.host, f.queueId), { host: f.host, queueId: f.queueId });
+
+    const stored = new Map(
+      (await this.lockedQueues(em, batch)).map((row) => [queueKey(row.host, row.queueId), row]),
+    );
+    for (const facts of batch) {
+      const key = queueKey(facts.host, facts.queueId);
+      const row = stored.get(key);
+      if (!row) continue;
+      const changes = factsToAdd(row, facts);
+      if (!Object.keys(changes).length) continue;
+      await repo.update({ id: row.id }, changes);
+      touched.set(key, { host: row.host, queueId: row.queueId });
+    }
+    return touched;
+  }
+
+  /** Stores the delivery lines not seen before (by their key); answers those it stored. */
+  async insertNewDeliveries(em: EntityManager, deliveries: DeliveryLine[]): Promise<DeliveryLine[]> {
+    const inserted = new Set(await this.dialect.insertNew(em, PostfixDelivery, deliveries, 'lineKey'));
+    return deliveries.filter((d) => inserted.has(d.lineKey));
+  }
+
+  /** The delivery lines of these queues. */
+  async deliveriesOf(em: EntityManager, keys: QueueKey[]): Promise<PostfixDelivery[]> {
+    const wanted = new Set(keys.map((k) => queueKey(k.host, k.queueId)));
+    const hosts = [...new Set(keys.map((k) => k.host))];
+    const ids = [...new Set(keys.map((k) => k.queueId))];
+    const rows: PostfixDelivery[] = [];
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      rows.push(
+        ...(await em
+          .getRepository(PostfixDelivery)
+          .find({ where: { host: In(hosts), queueId: In(ids.slice(i, i + CHUNK)) } })),
+      );
+    }
+    return rows.filter((d) => d.queueId !== null && wanted.has(queueKey(d.host, d.queueId)));
+  }
+
+  /** Keeps the company decided for each of these queues (integrations.md "Who sent it"). */
+  async keepCompanies(em: EntityManager, decided: Map<number | null, number[]>): Promise<void> {
+    const attributedAt = new Date();
+    for (const [companyId, queueIds] of decided) {
+      for (let i = 0; i < queueIds.length; i += CHUNK) {
+        await em
+          .getRepository(PostfixQueue)
+          .update({ id: In(queueIds.slice(i, i + CHUNK)) }, { companyId, attributedAt });
+      }
+    }
+  }
+
+  /** The provider events of these recipients, applied or still waiting for their message, oldest first. */
+  async eventsOfRecipients(em: EntityManager, recipients: string[]): Promise<StoredProviderEvent[]> {
+    const unique = [...new Set(recipients)];
+    const found: StoredProviderEvent[] = [];
+    for (let i = 0; i < unique.length; i += CHUNK) {
+      found.push(
+        ...(await em.getRepository(ProviderEvent).find({
+          where: { recipient: In(unique.slice(i, i + CHUNK)) },
+          select: {
+            id: true,
+            eventKey: true,
+            type: true,
+            recipient: true,
+            messageId: true,
+            providerMessageId: true,
+            recordId: true,
+            at: true,
+            bounceKind: true,
+            dsn: true,
+            reason: true,
+          },
+          order: { id: 'ASC' },
+        })),
+      );
+    }
+    return found;
+  }
+
+  /**
+   * Marks events applied to their record, one statement per chunk. The caller holds the lock of
+   * the records' queues and read the events after taking it, so these are still unapplied.
+   */
+  async attachEvents(em: EntityManager, pairs: Array<{ eventId: number; recordId: string }>): Promise<void> {
+    for (let i = 0; i < pairs.length; i += CHUNK) {
+      const chunk = pairs.slice(i, i + CHUNK);
+      const params: Record<string, unknown> = {};
+      const cases = chunk
+        .map((p, n) => {
+          params[`e${n}`] = p.eventId;
+          params[`r${n}`] = p.recordId;
+          return `WHEN :e${n} THEN :r${n}`;
+        })
+        .join(' ');
+      await em
+        .createQueryBuilder()
+        .update(ProviderEvent)
+        .set({ recordId: () => `CASE id ${cases} END` })
+        .where('id IN (:...ids) AND record_id IS NULL', { ids: chunk.map((p) => p.eventId) })
+        .setParameters(params)
+        .execute();
+    }
+  }
+}
