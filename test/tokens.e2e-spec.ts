@@ -624,11 +624,31 @@ describe('Tokens: access-token guard, refresh, revoke, blacklist', () => {
   });
 
   describe('a password change ends the refresh tokens issued before it (401), not those issued after', () => {
-    /** Waits, if need be, until early in a wall-clock second, so what follows likely shares that second. */
-    async function earlyInASecond(): Promise<void> {
-      const ms = Date.now() % 1000;
-      if (ms > 150) await new Promise((resolve) => setTimeout(resolve, 1000 - ms));
+    /**
+     * The app's clock in the test's hands (only Date is faked; timers and I/O run as usual): it
+     * stands 100 ms into the next whole second, and each `step()` moves it 100 ms on. What the
+     * test does between steps happens at one instant; the steps share one second.
+     */
+    function clockInOneSecond(): { step: () => void } {
+      let now = Math.ceil((Date.now() + 1) / 1000) * 1000 + 100;
+      jest.useFakeTimers({
+        now,
+        doNotFake: [
+          'hrtime',
+          'nextTick',
+          'performance',
+          'queueMicrotask',
+          'setImmediate',
+          'clearImmediate',
+          'setInterval',
+          'clearInterval',
+          'setTimeout',
+          'clearTimeout',
+        ],
+      });
+      return { step: () => jest.setSystemTime((now += 100)) };
     }
+    afterEach(() => jest.useRealTimers());
 
     const changedAtMs = async (table: 'users' | 'admins', uuid: string): Promise<number> => {
       const entity = table === 'users' ? User : Admin;
@@ -653,8 +673,9 @@ describe('Tokens: access-token guard, refresh, revoke, blacklist', () => {
 
     it('PUT /users/me/password', async () => {
       const user = await createActiveUser(t);
-      await earlyInASecond();
+      const clock = clockInOneSecond();
       const before = await loginUser(t, user.email);
+      clock.step();
       await t
         .http()
         .put('/api/v1/users/me/password')
@@ -664,7 +685,8 @@ describe('Tokens: access-token guard, refresh, revoke, blacklist', () => {
       await expectRevoked(before.refreshToken);
       await expectRevoked(user.refreshToken);
 
-      // A login right after the change (very likely in the same second) keeps working.
+      // A login right after the change, in the same second, keeps working.
+      clock.step();
       const after = await loginUser(t, user.email, 'a brand new secret');
       await refresh(after.refreshToken).expect(200);
       await expectCutAt('users', user.userUuid, false);
@@ -674,8 +696,9 @@ describe('Tokens: access-token guard, refresh, revoke, blacklist', () => {
       const user = await createActiveUser(t);
       await t.http().post('/api/v1/users/forgot-password').send({ email: user.email }).expect(200);
       const token = tokenFromLink(await t.smtp.waitFor(user.email, /reset/i), '/reset-password');
-      await earlyInASecond();
+      const clock = clockInOneSecond();
       const before = await loginUser(t, user.email);
+      clock.step();
       await t
         .http()
         .post('/api/v1/users/reset-password')
@@ -683,6 +706,7 @@ describe('Tokens: access-token guard, refresh, revoke, blacklist', () => {
         .expect(200);
       await expectRevoked(before.refreshToken);
       await expectRevoked(user.refreshToken);
+      clock.step();
       const after = await loginUser(t, user.email, 'a brand new secret');
       await refresh(after.refreshToken).expect(200);
       await expectCutAt('users', user.userUuid, false);
@@ -690,12 +714,13 @@ describe('Tokens: access-token guard, refresh, revoke, blacklist', () => {
 
     it('PUT /admins/me/password', async () => {
       const admin = await createAdmin(t, 'accounting');
-      await earlyInASecond();
+      const clock = clockInOneSecond();
       const login = await t
         .http()
         .post('/api/v1/admins/login')
         .send({ email: admin.email, password: PASSWORD })
         .expect(200);
+      clock.step();
       await t
         .http()
         .put('/api/v1/admins/me/password')
@@ -705,6 +730,7 @@ describe('Tokens: access-token guard, refresh, revoke, blacklist', () => {
       for (const old of [admin.refreshToken, login.body.data.refreshToken as string]) {
         expectFailure((await refresh(old).expect(401)).body, 401, 'Refresh token has been revoked');
       }
+      clock.step();
       const after = await t
         .http()
         .post('/api/v1/admins/login')
