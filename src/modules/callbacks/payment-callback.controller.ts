@@ -1,11 +1,11 @@
 import { Controller, Headers, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiTags } from '@nestjs/swagger';
+import { InboundBody, InboundBodyValue } from '../../common/http/inbound-body.decorator';
 import { LargeBody } from '../../common/http/large-body';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import { UseCredential } from '../auth/access.decorators';
 import { PaymentCallbacksService } from '../billings/payment-callbacks.service';
-import { CallbackPayload } from './callback-payload.decorator';
 import { PaymentCallbackResultDto } from './dto/payment-callback-response.dto';
 import { PaymentCallbackDto } from './dto/payment-callback.dto';
 
@@ -38,9 +38,9 @@ export class PaymentCallbackController {
   @ApiEnvelope(PaymentCallbackResultDto)
   @ApiErrors(400)
   receive(
-    @CallbackPayload() payload: Record<string, unknown>,
+    @InboundBody({ json: 'object' }) payload: InboundBodyValue,
     @Headers('webhook-id') webhookId?: string,
   ): Promise<PaymentCallbackResultDto> {
-    return this.callbacks.receive(payload, webhookId);
+    return this.callbacks.receive(payload.body as Record<string, unknown>, webhookId);
   }
 }

@@ -1,12 +1,12 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiTags } from '@nestjs/swagger';
+import { InboundBody, InboundBodyValue } from '../../common/http/inbound-body.decorator';
 import { LargeBody } from '../../common/http/large-body';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import { UseCredential } from '../auth/access.decorators';
 import { IngestResultDto, ShippedLogBatchDto } from './dto/log-batch.dto';
-import { LogBatchesService, ShippedForm } from './log-batches.service';
-import { ShippedBody } from './shipped-body.decorator';
+import { LogBatchesService } from './log-batches.service';
 
 @ApiTags('callbacks')
 @Controller('api/v1/callback-raw-log')
@@ -39,7 +39,9 @@ export class LogBatchesController {
   })
   @ApiEnvelope(IngestResultDto)
   @ApiErrors(400, 413, 415)
-  receive(@ShippedBody() shipped: { body: unknown; form: ShippedForm }): Promise<IngestResultDto> {
+  receive(
+    @InboundBody({ json: 'object-or-array', text: true }) shipped: InboundBodyValue,
+  ): Promise<IngestResultDto> {
     return this.ingest.ingest(shipped.body, shipped.form);
   }
 }

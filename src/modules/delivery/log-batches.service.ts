@@ -1,6 +1,6 @@
 import { BadRequestException, HttpStatus, Injectable } from '@nestjs/common';
 import { DomainError } from '../../common/errors/domain-error';
-import { refuseDeepNesting } from '../../common/http/json-depth';
+import type { InboundBodyForm } from '../../common/http/inbound-body.decorator';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
@@ -33,7 +33,7 @@ export class LogBatchNotAppliedError extends DomainError {
 }
 
 /** A body form: JSON, NDJSON or text, from the request's media type. */
-export type ShippedForm = 'json' | 'ndjson' | 'text';
+export type ShippedForm = InboundBodyForm;
 
 /**
  * The log shipper's batches (integrations.md "Log shipper"), on the inbound-callback pattern: the
@@ -56,7 +56,6 @@ export class LogBatchesService {
   }
 
   async ingest(body: unknown, form: ShippedForm): Promise<IngestResult> {
-    if (typeof body !== 'string') refuseDeepNesting(body);
     const raw = typeof body === 'string' ? body : JSON.stringify(body);
     const receivedAt = new Date();
     const lines = this.parse(raw, form, receivedAt);

@@ -1,8 +1,7 @@
-import { BadRequestException, Controller, HttpCode, Post, Req } from '@nestjs/common';
+import { Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiTags } from '@nestjs/swagger';
-import type { FastifyRequest } from 'fastify';
+import { InboundBody, InboundBodyValue } from '../../common/http/inbound-body.decorator';
 import { LargeBody } from '../../common/http/large-body';
-import { OversizedJsonObject } from '../../common/http/oversized-json';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import { UseCredential } from '../auth/access.decorators';
@@ -38,12 +37,9 @@ export class ProviderEventsController {
   })
   @ApiEnvelope(ProviderEventsResultDto)
   @ApiErrors(400, 413, 415)
-  receive(@Req() request: FastifyRequest): Promise<ProviderEventsResultDto> {
-    const body = request.body;
-    if (body instanceof OversizedJsonObject) throw body.tooManyFields();
-    if (body === null || typeof body !== 'object') {
-      throw new BadRequestException('Request body must be a JSON object or array');
-    }
-    return this.events.receive(body);
+  receive(
+    @InboundBody({ json: 'object-or-array' }) payload: InboundBodyValue,
+  ): Promise<ProviderEventsResultDto> {
+    return this.events.receive(payload.body);
   }
 }
