@@ -12,6 +12,7 @@ import {
 } from './support/factories';
 import { createPackage, insertBilling } from './support/billing-fixtures';
 import { PaymentGatewayServer } from './support/payment-gateway-server';
+import { fakeDateAt } from './support/clock';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
@@ -159,8 +160,14 @@ describe('POST /api/v1/payment-gateway', () => {
       .set(...bearer(owner.accessToken))
       .send({ packageUuid: (await createPackage(t)).uuid, method: 'gateway' })
       .expect(201);
-    await new Promise((resolve) => setTimeout(resolve, 50)); // a moment passes between buying and paying
-    await pay(created.body.data.uuid as string).expect(200);
+    // 2 s pass between buying and paying (well within the access token's minute): the invoice
+    // still lasts the whole duration, not what is left of the billing's.
+    fakeDateAt(Date.now() + 2_000);
+    try {
+      await pay(created.body.data.uuid as string).expect(200);
+    } finally {
+      jest.useRealTimers();
+    }
     expect(gateway.requests).toHaveLength(1);
     expect(gateway.requests[0].body.invoice_duration).toBe(172800);
   });

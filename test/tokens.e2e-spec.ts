@@ -4,6 +4,7 @@ import { Admin } from '../src/modules/admins/entities/admin.entity';
 import { BlacklistService } from '../src/modules/auth/blacklist.service';
 import { RevokedRefreshToken } from '../src/modules/auth/entities/revoked-refresh-token.entity';
 import { User } from '../src/modules/users/entities/user.entity';
+import { fakeDateAt } from './support/clock';
 import { tokenFromLink } from './support/smtp-sink';
 import { createTestApp, TEST_SECRETS, TestApp } from './support/test-app';
 import {
@@ -625,28 +626,13 @@ describe('Tokens: access-token guard, refresh, revoke, blacklist', () => {
 
   describe('a password change ends the refresh tokens issued before it (401), not those issued after', () => {
     /**
-     * The app's clock in the test's hands (only Date is faked; timers and I/O run as usual): it
-     * stands 100 ms into the next whole second, and each `step()` moves it 100 ms on. What the
-     * test does between steps happens at one instant; the steps share one second.
+     * The app's clock (fakeDateAt) 100 ms into the next whole second; each `step()` moves it 100 ms
+     * on. What the test does between steps happens at one instant, and the steps share one second.
      */
     function clockInOneSecond(): { step: () => void } {
       let now = Math.ceil((Date.now() + 1) / 1000) * 1000 + 100;
-      jest.useFakeTimers({
-        now,
-        doNotFake: [
-          'hrtime',
-          'nextTick',
-          'performance',
-          'queueMicrotask',
-          'setImmediate',
-          'clearImmediate',
-          'setInterval',
-          'clearInterval',
-          'setTimeout',
-          'clearTimeout',
-        ],
-      });
-      return { step: () => jest.setSystemTime((now += 100)) };
+      const clock = fakeDateAt(now);
+      return { step: () => clock.set((now += 100)) };
     }
     afterEach(() => jest.useRealTimers());
 
