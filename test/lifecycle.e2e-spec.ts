@@ -14,16 +14,34 @@ describe('Process lifecycle', () => {
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  function start(env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  function start(env: Record<string, string>): {
+    child: ChildProcess;
+    output: () => string;
+    /** Resolves once the output contains `text`; rejects if the process exits before. */
+    printed: (text: string) => Promise<void>;
+  } {
     let output = '';
     const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
       cwd: join(__dirname, '..'),
       env: { PATH: process.env.PATH, DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-    return { child, output: () => output };
+    const seen: Array<() => void> = [];
+    const append = (d: Buffer) => {
+      output += d.toString();
+      seen.splice(0).forEach((check) => check());
+    };
+    child.stdout?.on('data', append);
+    child.stderr?.on('data', append);
+    const printed = (text: string) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => (output.includes(text) ? resolve() : seen.push(check));
+        child.once('exit', (code) =>
+          reject(new Error(`exited (${code}) before printing "${text}":\n${output}`)),
+        );
+        check();
+      });
+    return { child, output: () => output, printed };
   }
 
   const exitOf = (child: ChildProcess) =>
@@ -41,9 +59,14 @@ describe('Process lifecycle', () => {
 
   it('serves, then on SIGTERM stops accepting, closes the database and exits 0', async () => {
     const port = await freePort();
-    const { child, output } = start({ NODE_ENV: 'development', PORT: String(port), ...TEST_SECRETS });
+    const { child, output, printed } = start({
+      NODE_ENV: 'development',
+      PORT: String(port),
+      ...TEST_SECRETS,
+    });
     const exited = exitOf(child);
-    await waitForHealth(port);
+    await printed(`Listening on port ${port}`);
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
     const live = await fetch(`http://127.0.0.1:${port}/health/live`);
     expect(live.status).toBe(200);
     expect(await live.json()).toEqual({
@@ -66,18 +89,4 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
-}
-
-async function waitForHealth(port: number): Promise<void> {
-  const deadline = Date.now() + 25000;
-  while (Date.now() < deadline) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/health`);
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('service did not become healthy');
 }
