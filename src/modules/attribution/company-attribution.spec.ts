@@ -1,8 +1,8 @@
 import { ChangeEvents } from '../../common/events/change-events';
 import type { ChangeNotices } from '../../database/change-notices';
 import type { CompanyRelayFacts, CompanyRelayLookup } from '../companies/company-relay-lookup';
-import type { CompanyStateChange, CompanyStateEvents } from '../companies/company-state-events';
-import type { DomainChange, DomainEvents } from '../domains/domain-events';
+import type { CompanyStateChange } from '../companies/company-state-events';
+import type { DomainChange } from '../domains/domain-events';
 import type { DomainLookup } from '../domains/domain-lookup';
 import { CompanyAttribution } from './company-attribution.service';
 
