@@ -6,6 +6,7 @@
 export function fakeDateAt(now: number): { set: (ms: number) => void } {
   jest.useFakeTimers({
     now,
+    // Everything but Date stays real.
     doNotFake: [
       'hrtime',
       'nextTick',

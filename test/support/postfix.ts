@@ -149,6 +149,8 @@ async function waitForPort(port: number): Promise<void> {
     });
     if (open) return;
     if (Date.now() > deadline) throw new Error(`Postfix does not listen on port ${port}`);
+    // A peer: Postfix's master daemon, detached by `postfix start`, tells no one when it listens;
+    // trying to connect is the only way to know, every 200 ms until it accepts.
     await new Promise((r) => setTimeout(r, 200));
   }
 }
