@@ -7,6 +7,7 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import { BadRequestError } from '../../common/errors/domain-error';
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { parseSort } from '../../common/pagination/sort';
+import { chunks } from '../../database/chunks';
 import { TransactionService } from '../../database/transaction.service';
 import type { AdminRoleName } from '../admins/entities/admin-role.entity';
 import type { Admin } from '../admins/entities/admin.entity';
@@ -141,7 +142,7 @@ export class NotificationsService {
         readAt: null,
       }),
     );
-    for (let i = 0; i < rows.length; i += 200) await repo.save(rows.slice(i, i + 200));
+    for (const chunk of chunks(rows)) await repo.save(chunk);
     // Inside a transaction the e-mails wait for its commit, and a rollback cancels them.
     if (content.email) this.transactions.afterCommit(em, () => this.emailLater(recipients, content));
     return rows.length;
