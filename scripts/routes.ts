@@ -94,15 +94,15 @@ function accessOf(controller: Type<unknown>, handler: object): string {
   return [describeRule(rule), ...guards.map(describeGuard)].join(' + ');
 }
 
-/** The source file that exports `cls`, from the modules Node has loaded. */
+/** The source file that declares and exports `cls`, from the modules Node has loaded (a re-export does not count). */
 function fileOf(cls: Type<unknown>): string {
   const files = Object.values(require.cache)
     .filter((m): m is NodeModule => !!m && typeof m.exports === 'object' && m.exports !== null)
     .filter((m) => Object.values(m.exports as Record<string, unknown>).includes(cls))
     .map((m) => m.filename)
-    .filter((f) => !f.includes(`${join('node_modules', '')}`));
+    .filter((f) => !f.includes(`${join('node_modules', '')}`) && methodLines(f).has(cls.name));
   const unique = [...new Set(files)];
-  if (unique.length !== 1) throw new Error(`${cls.name} is exported by ${unique.length} loaded files`);
+  if (unique.length !== 1) throw new Error(`${cls.name} is declared by ${unique.length} loaded files`);
   return unique[0];
 }
 
@@ -110,6 +110,13 @@ const lineCache = new Map<string, Map<string, number>>();
 
 /** 1-based line of `Class.method`'s name in `file`. */
 function lineOf(file: string, className: string, methodName: string): number {
+  const line = methodLines(file).get(`${className}.${methodName}`);
+  if (line === undefined) throw new Error(`No method ${className}.${methodName} in ${file}`);
+  return line;
+}
+
+/** `Class.method` → line of every class method of `file`, and `Class` → line of each class. */
+function methodLines(file: string): Map<string, number> {
   let lines = lineCache.get(file);
   if (!lines) {
     lines = new Map();
@@ -117,6 +124,8 @@ function lineOf(file: string, className: string, methodName: string): number {
     const sourceFile = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
     for (const statement of sourceFile.statements) {
       if (!ts.isClassDeclaration(statement) || !statement.name) continue;
+      const at = sourceFile.getLineAndCharacterOfPosition(statement.name.getStart(sourceFile));
+      lines.set(statement.name.text, at.line + 1);
       for (const member of statement.members) {
         if (!ts.isMethodDeclaration(member) || !member.name) continue;
         const name = member.name.getText(sourceFile);
@@ -126,9 +135,7 @@ function lineOf(file: string, className: string, methodName: string): number {
     }
     lineCache.set(file, lines);
   }
-  const line = lines.get(`${className}.${methodName}`);
-  if (line === undefined) throw new Error(`No method ${className}.${methodName} in ${file}`);
-  return line;
+  return lines;
 }
 
 function joinPath(...parts: string[]): string {
