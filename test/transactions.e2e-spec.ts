@@ -235,6 +235,17 @@ describe('Transactions and the work of other requests', () => {
       expect(ran).toEqual(['detached', 'detached in turn', 'settled']);
     });
 
+    it('not awaited by anyone finish before the app closes its database', async () => {
+      const other = await createTestApp({ smtp: false });
+      let read: number | undefined;
+      other.app.get(TransactionService).detach(async () => {
+        await nextTurn();
+        read = await other.dataSource.getRepository(RevokedRefreshToken).count();
+      });
+      await other.close();
+      expect(read).toBe(0);
+    });
+
     it('run at once for work outside any transaction', () => {
       const ran: string[] = [];
       transactions.afterCommit(undefined, () => ran.push('now'));

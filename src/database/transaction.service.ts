@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DataSource, EntityManager } from 'typeorm';
 import { Permits } from '../common/async/permits';
@@ -37,7 +37,7 @@ interface OpenTransaction {
  * commits by itself, so its callbacks run at its own commit.
  */
 @Injectable()
-export class TransactionService {
+export class TransactionService implements BeforeApplicationShutdown {
   /** Present on SQLite only. */
   readonly sqliteGate?: SqliteTransactionGate;
   private readonly logger = new Logger(TransactionService.name);
@@ -139,10 +139,15 @@ export class TransactionService {
   /**
    * Resolves once all after-commit work not awaited by anyone (`detach`, `afterCommit` outside a
    * transaction or after its commit) has settled, including what that work detached in turn.
-   * For tests, which assert that no e-mail came only once there is none still on its way.
+   * For shutdown, and for tests, which assert that no e-mail came only once none is on its way.
    */
   async settled(): Promise<void> {
     while (this.detached.size) await Promise.all(this.detached);
+  }
+
+  /** Detached work (e-mail above all) finishes before the mail transport and the database close. */
+  beforeApplicationShutdown(): Promise<void> {
+    return this.settled();
   }
 
   private register(tx: OpenTransaction, fn: AfterCommit): void {
