@@ -113,11 +113,6 @@ export class ChangeNotices implements OnApplicationShutdown {
     private readonly transactions: TransactionService,
   ) {}
 
-  /** Notices through the `change_notices` table rather than pg_notify. */
-  private get onSqlite(): boolean {
-    return !this.transactions.isPostgres;
-  }
-
   private get databaseUrl(): string | undefined {
     return this.config.env.DATABASE_URL || undefined;
   }
@@ -128,12 +123,12 @@ export class ChangeNotices implements OnApplicationShutdown {
     let json: string;
     try {
       const notice: Notice = { from: this.id, payload };
-      json = JSON.stringify(this.onSqlite ? (payload ?? null) : notice);
+      json = JSON.stringify(this.transactions.isPostgres ? notice : (payload ?? null));
     } catch (e: unknown) {
       this.logger.warn({ err: e, channel }, 'Change notice not sent');
       return;
     }
-    if (!this.onSqlite) {
+    if (this.transactions.isPostgres) {
       if (!this.dataSource.isInitialized) return;
       this.sending = this.sending.then(() =>
         this.dataSource.query('SELECT pg_notify($1, $2)', [channel, json]).then(
@@ -153,7 +148,7 @@ export class ChangeNotices implements OnApplicationShutdown {
    * one prepared `PRAGMA data_version` when nothing changed.
    */
   catchUp(): void {
-    if (this.handlers.size > 0 && this.onSqlite && !this.closed) this.read();
+    if (this.handlers.size > 0 && !this.transactions.isPostgres && !this.closed) this.read();
   }
 
   /**
@@ -162,7 +157,7 @@ export class ChangeNotices implements OnApplicationShutdown {
    * first to the handlers already there.
    */
   listen(channel: string, handler: (payload: unknown) => void): () => void {
-    if (this.onSqlite) {
+    if (!this.transactions.isPostgres) {
       this.read();
       if (!this.catchUpTimer && !this.closed) {
         this.catchUpTimer = setInterval(() => this.catchUp(), CATCH_UP_MS);
@@ -177,7 +172,7 @@ export class ChangeNotices implements OnApplicationShutdown {
       if (client) this.listened = this.listened.then(() => listenOn(client, channel));
     }
     handlers.add(handler);
-    if (!this.onSqlite && !this.client && !this.reconnect)
+    if (this.transactions.isPostgres && !this.client && !this.reconnect)
       this.listened = this.connect().catch(() => undefined);
     return () => {
       handlers.delete(handler);
