@@ -1,6 +1,7 @@
-import { Repository } from 'typeorm';
+import { In, Repository } from 'typeorm';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
+import { DeliveryRecordsService } from '../src/modules/delivery/delivery-records.service';
 import { ProviderEvent } from '../src/modules/delivery/entities/provider-event.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
 import { countRows, createPaidCompany, createAdmin, expectFailure } from './support/factories';
@@ -139,6 +140,72 @@ describe('Mail-provider events (POST /callback/mail-provider)', () => {
     expect((await companies.findOneByOrFail({ id: company.id })).used).toBe(2);
   });
 
+  it('a failure while applying answers 503 and keeps the events; the provider’s retry applies them', async () => {
+    const company = await paidCompany();
+    await ship(messageLines(company.relayUsername, 'AAA0000005', 'FL-0005', 'm5@acme.example'));
+    const body = [
+      {
+        event: 'delivered',
+        email: 'jo@example.net',
+        timestamp: 1763751600,
+        sg_message_id: 'FL-0005.f',
+        sg_event_id: 'fail-1',
+      },
+      {
+        event: 'delivered',
+        email: 'nobody@example.com',
+        timestamp: 1763751600,
+        sg_message_id: 'FL-9999.f',
+        sg_event_id: 'fail-2',
+      },
+    ];
+    const records = t.app.get(DeliveryRecordsService);
+    const spy = jest.spyOn(records, 'rebuild').mockRejectedValueOnce(new Error('lock timeout'));
+    const res = await send(body).expect(503);
+    expectFailure(res.body, 503, 'Mail-provider events stored but not applied yet; retry later');
+    spy.mockRestore();
+    const events = t.dataSource.getRepository(ProviderEvent);
+    const stored = await events.find({
+      where: { eventKey: In(['sendgrid:fail-1', 'sendgrid:fail-2']) },
+      order: { eventKey: 'ASC' },
+    });
+    expect(stored).toEqual([
+      expect.objectContaining({
+        eventKey: 'sendgrid:fail-1',
+        outcome: null,
+        attempts: 1,
+        recordId: null,
+        lastError: 'Error: lock timeout',
+      }),
+      expect.objectContaining({
+        eventKey: 'sendgrid:fail-2',
+        outcome: null,
+        attempts: 1,
+        recordId: null,
+        lastError: 'Error: lock timeout',
+      }),
+    ]);
+    expect((await logs.findOneByOrFail({ queueId: 'AAA0000005', recipient: 'jo@example.net' })).status).toBe(
+      'sent',
+    );
+
+    // SendGrid sends the batch again: both applied now, nothing counted as a duplicate.
+    expect((await send(body).expect(200)).body.data).toEqual({ accepted: 2, duplicates: 0, skipped: 0 });
+    const record = await logs.findOneByOrFail({ queueId: 'AAA0000005', recipient: 'jo@example.net' });
+    expect(record.status).toBe('delivered');
+    expect(
+      await events.find({
+        where: { eventKey: In(['sendgrid:fail-1', 'sendgrid:fail-2']) },
+        order: { eventKey: 'ASC' },
+      }),
+    ).toEqual([
+      expect.objectContaining({ outcome: 'applied', attempts: 2, recordId: record.id, lastError: null }),
+      // Its message is not known: an ordinary state, applied when the log lines arrive, never retried.
+      expect.objectContaining({ outcome: 'waiting', attempts: 2, recordId: null, lastError: null }),
+    ]);
+    expect((await send(body).expect(200)).body.data).toEqual({ accepted: 0, duplicates: 2, skipped: 0 });
+  });
+
   it('an event stored but not applied (a failure) is applied by the retry-callbacks job', async () => {
     const company = await paidCompany();
     await ship(messageLines(company.relayUsername, 'AAA0000004', 'RT-0004', 'm4@acme.example'));
@@ -158,7 +225,11 @@ describe('Mail-provider events (POST /callback/mail-provider)', () => {
         reason: null,
         raw: '{}',
         recordId: null,
-        applyError: 'QueryFailedError: database is locked',
+        webhookId: null,
+        outcome: null,
+        attempts: 1,
+        appliedAt: null,
+        lastError: 'QueryFailedError: database is locked',
       }),
     );
     const superAdmin = await createAdmin(t, 'superAdmin');
@@ -174,7 +245,9 @@ describe('Mail-provider events (POST /callback/mail-provider)', () => {
     expect(record.status).toBe('delivered');
     expect(await events.findOneByOrFail({ eventKey: 'postmark:retry-test' })).toMatchObject({
       recordId: record.id,
-      applyError: null,
+      outcome: 'applied',
+      lastError: null,
+      attempts: 2,
     });
   });
 

@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { HttpStatus, Logger } from '@nestjs/common';
 import {
   Brackets,
   Column,
@@ -7,12 +7,14 @@ import {
   PrimaryGeneratedColumn,
   Repository,
 } from 'typeorm';
+import { DomainError } from '../common/errors/domain-error';
 import { DATETIME } from './column-types';
 import { isUniqueViolation } from './database-errors';
+import type { SqlDialect } from './sql-dialect';
 
 /**
- * The columns every table of inbound events has (payment callbacks today; mail-provider events
- * and log batches next). An entity extends this class and adds what its sender tells it.
+ * The columns every table of inbound events has (payment callbacks, log batches, mail-provider
+ * events). An entity extends this class and adds what its sender tells it.
  */
 export abstract class InboundEvent {
   @PrimaryGeneratedColumn()
@@ -65,16 +67,26 @@ export type Apply<E extends InboundEvent> = (event: E) => Promise<Applied<E>>;
 export type Received<E extends InboundEvent> =
   { kind: 'applied'; event: E; applied: Applied<E> } | { kind: 'duplicate'; event: E | null };
 
-/** Stored, but applying it failed: the caller answers so that the sender retries (the job will too). */
-export class InboundEventNotApplied extends Error {
-  constructor(cause: unknown) {
-    super('Inbound event stored but not applied', { cause });
+/**
+ * Stored, but applying it failed: 503 so the sender retries (quality.md: the caller gets 200 only
+ * once it is stored, and the retry job applies what is unapplied). The sender's copy is then a
+ * no-op or applies it, whichever comes first. The one answer of every inbound route for this.
+ */
+export class InboundEventNotApplied extends DomainError {
+  constructor(what: string, cause: unknown) {
+    super(HttpStatus.SERVICE_UNAVAILABLE, `${what} stored but not applied yet; retry later`);
+    this.cause = cause;
   }
 }
+
+/** Applies events stored together; records their outcomes (`recordOutcomes`) in its transaction. */
+export type ApplyMany<E extends InboundEvent> = (events: E[]) => Promise<void>;
 
 /** An unapplied event younger than this, never failed, is still being applied by the request that stored it. */
 const IN_FLIGHT_MS = 30_000;
 const RETRY_BATCH = 50;
+/** Events applied together per retry when they are applied in batches (mail-provider events). */
+const RETRY_MANY_BATCH = 500;
 const MAX_ERROR = 1000;
 
 /**
@@ -89,9 +101,11 @@ export class InboundEventInbox<E extends InboundEvent> {
 
   constructor(
     private readonly events: Repository<E>,
-    name: string,
+    /** What the sender sends, for the 503's message: "Log batch", "Payment callback", … */
+    private readonly what: string,
+    private readonly dialect?: SqlDialect,
   ) {
-    this.logger = new Logger(name);
+    this.logger = new Logger(`InboundEventInbox(${what})`);
   }
 
   /** Stores `event` (its id is set on success), then applies it; a failure to apply throws InboundEventNotApplied. */
@@ -111,18 +125,7 @@ export class InboundEventInbox<E extends InboundEvent> {
 
   /** For the retry job: applies unapplied events that no request is applying, oldest first, a bounded batch. */
   async retryUnapplied(apply: Apply<E>): Promise<number> {
-    const cutoff = new Date(Date.now() - IN_FLIGHT_MS);
-    const due = await this.events
-      .createQueryBuilder('event')
-      .where('event.outcome IS NULL')
-      .andWhere(
-        new Brackets((w) => {
-          w.where('event.last_error IS NOT NULL').orWhere('event.created_at < :cutoff', { cutoff });
-        }),
-      )
-      .orderBy('event.id', 'ASC')
-      .take(RETRY_BATCH)
-      .getMany();
+    const due = await this.dueQuery().take(RETRY_BATCH).getMany();
     let applied = 0;
     for (const event of due) {
       try {
@@ -133,6 +136,105 @@ export class InboundEventInbox<E extends InboundEvent> {
       }
     }
     return applied;
+  }
+
+  /**
+   * `receive` for events that come many at a time and are applied together (a webhook's batch):
+   * stores those not stored yet (deduplicated on their key, without reading first), then applies
+   * them with the stored copies still unapplied that no request is applying. Answers the events
+   * this call applied; a failure to apply records it on each and throws InboundEventNotApplied.
+   */
+  async receiveMany(events: E[], apply: ApplyMany<E>): Promise<E[]> {
+    if (!events.length) return [];
+    if (!this.dialect) throw new Error('receiveMany needs the SqlDialect');
+    const inserted = new Set(
+      await this.dialect.insertNew(this.events.manager, this.events.target, events, 'eventKey'),
+    );
+    const copies = events.filter((e) => !inserted.has(e.eventKey)).map((e) => e.eventKey);
+    const unappliedCopies = copies.length
+      ? (
+          await this.events
+            .createQueryBuilder('event')
+            .where('event.event_key IN (:...keys) AND event.outcome IS NULL', { keys: copies })
+            .getMany()
+        ).filter(isRetryable)
+      : [];
+    const due = [...events.filter((e) => inserted.has(e.eventKey)), ...unappliedCopies];
+    if (!due.length) return [];
+    try {
+      await apply(due);
+    } catch (e) {
+      await this.recordFailureMany(due, e);
+      throw new InboundEventNotApplied(this.what, e);
+    }
+    return due;
+  }
+
+  /** `retryUnapplied` for events applied together: one bounded batch of the due ones. */
+  async retryUnappliedMany(apply: ApplyMany<E>): Promise<number> {
+    const due = await this.dueQuery().take(RETRY_MANY_BATCH).getMany();
+    if (!due.length) return 0;
+    try {
+      await apply(due);
+    } catch (e) {
+      await this.recordFailureMany(due, e);
+      return 0;
+    }
+    return due.length;
+  }
+
+  /**
+   * Records what applying did to each of a batch of events, in the applying transaction: one
+   * statement per outcome. As for one event, only `applied` overwrites an outcome already written.
+   */
+  async recordOutcomes(em: EntityManager, outcomes: Array<{ event: E; outcome: string }>): Promise<void> {
+    const byOutcome = new Map<string, string[]>();
+    for (const { event, outcome } of outcomes) {
+      byOutcome.set(outcome, [...(byOutcome.get(outcome) ?? []), event.eventKey]);
+    }
+    for (const [outcome, keys] of byOutcome) {
+      for (let i = 0; i < keys.length; i += RETRY_MANY_BATCH) {
+        const qb = em
+          .getRepository<E>(this.events.target)
+          .createQueryBuilder()
+          .update()
+          .set({ outcome, appliedAt: new Date(), lastError: null, attempts: () => 'attempts + 1' } as never)
+          .where('event_key IN (:...keys)', { keys: keys.slice(i, i + RETRY_MANY_BATCH) });
+        if (outcome !== 'applied') qb.andWhere('outcome IS NULL');
+        await qb.execute();
+      }
+    }
+  }
+
+  private dueQuery() {
+    const cutoff = new Date(Date.now() - IN_FLIGHT_MS);
+    return this.events
+      .createQueryBuilder('event')
+      .where('event.outcome IS NULL')
+      .andWhere(
+        new Brackets((w) => {
+          w.where('event.last_error IS NOT NULL').orWhere('event.created_at < :cutoff', { cutoff });
+        }),
+      )
+      .orderBy('event.id', 'ASC');
+  }
+
+  private async recordFailureMany(events: E[], error: unknown): Promise<void> {
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    this.logger.error({ err: error, events: events.length }, 'Inbound events could not be applied');
+    const keys = events.map((e) => e.eventKey);
+    try {
+      for (let i = 0; i < keys.length; i += RETRY_MANY_BATCH) {
+        await this.events
+          .createQueryBuilder()
+          .update()
+          .set({ lastError: message.slice(0, MAX_ERROR), attempts: () => 'attempts + 1' } as never)
+          .where('event_key IN (:...keys) AND outcome IS NULL', { keys: keys.slice(i, i + RETRY_MANY_BATCH) })
+          .execute();
+      }
+    } catch (e) {
+      this.logger.error({ err: e }, 'Could not record the failed inbound events');
+    }
   }
 
   private findCopy(event: E): Promise<E | null> {
@@ -148,7 +250,7 @@ export class InboundEventInbox<E extends InboundEvent> {
       return await this.applyAndRecord(event, apply);
     } catch (e) {
       await this.recordFailure(event, e);
-      throw new InboundEventNotApplied(e);
+      throw new InboundEventNotApplied(this.what, e);
     }
   }
 

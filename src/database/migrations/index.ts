@@ -9,6 +9,7 @@ import { MailboxSuitesAndCrm1764374400000 } from './1764374400000-mailbox-suites
 import { ProviderEventIndexes1764460800000 } from './1764460800000-provider-event-indexes';
 import { RelayAttribution1764547200000 } from './1764547200000-relay-attribution';
 import { ChangeNotices1764633600000 } from './1764633600000-change-notices';
+import { ProviderEventInbox1764720000000 } from './1764720000000-provider-event-inbox';
 
 /** In order. Listed explicitly so the compiled app, ts-jest and the CLI all load the same set. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   ProviderEventIndexes1764460800000,
   RelayAttribution1764547200000,
   ChangeNotices1764633600000,
+  ProviderEventInbox1764720000000,
 ];

@@ -1,8 +1,8 @@
-import { HttpStatus, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { BadRequestError, DomainError } from '../../common/errors/domain-error';
-import { Applied, InboundEventInbox, InboundEventNotApplied } from '../../database/inbound-events';
+import { BadRequestError } from '../../common/errors/domain-error';
+import { Applied, InboundEventInbox } from '../../database/inbound-events';
 import { Job } from '../jobs/job.decorator';
 import { NotificationsService } from '../notifications/notifications.service';
 import { BillingPaymentsService } from './billing-payments.service';
@@ -16,11 +16,6 @@ export interface PaymentCallbackResult {
 }
 
 /** The event is stored but could not be applied: 503 so the gateway retries (retry-callbacks also will). */
-export class PaymentCallbackNotAppliedError extends DomainError {
-  constructor() {
-    super(HttpStatus.SERVICE_UNAVAILABLE, 'Payment callback stored but not applied yet; retry later');
-  }
-}
 
 interface ParsedCallback {
   id: string;
@@ -48,7 +43,7 @@ export class PaymentCallbacksService {
     private readonly payments: BillingPaymentsService,
     private readonly notifications: NotificationsService,
   ) {
-    this.inbox = new InboundEventInbox(events, PaymentCallbacksService.name);
+    this.inbox = new InboundEventInbox(events, 'Payment callback');
   }
 
   /** Stores the callback, then applies it. 400 for a body that is not a gateway invoice callback. */
@@ -70,9 +65,7 @@ export class PaymentCallbacksService {
       lastError: null,
       appliedAt: null,
     });
-    const received = await this.inbox.receive(event, this.apply).catch((e: unknown) => {
-      throw e instanceof InboundEventNotApplied ? new PaymentCallbackNotAppliedError() : e;
-    });
+    const received = await this.inbox.receive(event, this.apply);
     const billingUuid =
       received.kind === 'duplicate' ? received.event?.billingUuid : received.applied.record?.billingUuid;
     const outcome =

@@ -158,8 +158,9 @@ export class DeliveryFacts {
   }
 
   /**
-   * Marks events applied to their record, one statement per chunk. The caller holds the lock of
-   * the records' queues and read the events after taking it, so these are still unapplied.
+   * Marks events applied to their record (`outcome: applied`), one statement per chunk. The caller
+   * holds the lock of the records' queues and read the events after taking it, so these are still
+   * unapplied.
    */
   async attachEvents(em: EntityManager, pairs: Array<{ eventId: number; recordId: string }>): Promise<void> {
     for (let i = 0; i < pairs.length; i += CHUNK) {
@@ -175,7 +176,13 @@ export class DeliveryFacts {
       await em
         .createQueryBuilder()
         .update(ProviderEvent)
-        .set({ recordId: () => `CASE id ${cases} END` })
+        .set({
+          recordId: () => `CASE id ${cases} END`,
+          outcome: 'applied',
+          appliedAt: new Date(),
+          lastError: null,
+          attempts: () => 'attempts + 1',
+        })
         .where('id IN (:...ids) AND record_id IS NULL', { ids: chunk.map((p) => p.eventId) })
         .setParameters(params)
         .execute();

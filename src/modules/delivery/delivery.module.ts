@@ -1,9 +1,7 @@
-import { Module, OnModuleInit } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AttributionModule } from '../attribution/attribution.module';
 import { CompaniesModule } from '../companies/companies.module';
-import { JobRegistry } from '../jobs/job-registry';
-import { JobRegistryModule } from '../jobs/job-registry.module';
 import { LogIndexModule } from '../log-index/log-index.module';
 import { SuppressionModule } from '../suppression/suppression.module';
 import { DeliveryRecordsService } from './delivery-records.service';
@@ -30,20 +28,8 @@ import { ProviderEventsService } from './provider-events.service';
     AttributionModule,
     SuppressionModule,
     LogIndexModule,
-    JobRegistryModule,
   ],
   controllers: [LogBatchesController, ProviderEventsController],
   providers: [LogBatchesService, ProviderEventsService, DeliveryRecordsService, DeliveryFacts],
 })
-export class DeliveryModule implements OnModuleInit {
-  constructor(
-    private readonly jobs: JobRegistry,
-    private readonly logBatches: LogBatchesService,
-    private readonly providerEvents: ProviderEventsService,
-  ) {}
-
-  onModuleInit(): void {
-    this.jobs.contribute('retry-callbacks', () => this.logBatches.retryUnapplied());
-    this.jobs.contribute('retry-callbacks', () => this.providerEvents.retryUnapplied());
-  }
-}
+export class DeliveryModule {}

@@ -1,14 +1,14 @@
-import { BadRequestException, HttpStatus, Injectable } from '@nestjs/common';
-import { DomainError } from '../../common/errors/domain-error';
+import { BadRequestException, Injectable } from '@nestjs/common';
 import type { InboundBodyForm } from '../../common/http/inbound-body.decorator';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
-import { Applied, InboundEventInbox, InboundEventNotApplied, Received } from '../../database/inbound-events';
+import { Applied, InboundEventInbox } from '../../database/inbound-events';
 import { TransactionService } from '../../database/transaction.service';
 import { sha256 } from './clean-record-builder';
 import { DeliveryFacts } from './delivery-facts';
 import { DeliveryRecordsService } from './delivery-records.service';
+import { Job } from '../jobs/job.decorator';
 import { LogBatch } from './entities/log-batch.entity';
 import { parsePostfixMessage, parseSyslogLine } from './parsing/postfix-line';
 import { factsOf, ParsedLine, queueKey } from './parsing/queue-facts';
@@ -23,13 +23,6 @@ export interface IngestResult {
   skipped: number;
   /** Clean records created or changed. */
   records: number;
-}
-
-/** The batch is stored but could not be applied: 503 so the shipper retries (retry-callbacks also will). */
-export class LogBatchNotAppliedError extends DomainError {
-  constructor() {
-    super(HttpStatus.SERVICE_UNAVAILABLE, 'Log batch stored but not applied yet; retry later');
-  }
 }
 
 /** A body form: JSON, NDJSON or text, from the request's media type. */
@@ -52,7 +45,7 @@ export class LogBatchesService {
     private readonly records: DeliveryRecordsService,
     private readonly config: AppConfig,
   ) {
-    this.inbox = new InboundEventInbox(batches, 'LogBatches');
+    this.inbox = new InboundEventInbox(batches, 'Log batch');
   }
 
   async ingest(body: unknown, form: ShippedForm): Promise<IngestResult> {
@@ -70,12 +63,7 @@ export class LogBatchesService {
       appliedAt: null,
       records: null,
     });
-    let received: Received<LogBatch>;
-    try {
-      received = await this.inbox.receive(batch, (stored) => this.apply(stored, lines.parsed));
-    } catch (e) {
-      throw e instanceof InboundEventNotApplied ? new LogBatchNotAppliedError() : e;
-    }
+    const received = await this.inbox.receive(batch, (stored) => this.apply(stored, lines.parsed));
     return {
       accepted: lines.accepted,
       parsed: lines.parsed.length,
@@ -85,6 +73,7 @@ export class LogBatchesService {
   }
 
   /** For the retry job: batches stored but not applied (a crash, a database error). */
+  @Job('retry-callbacks', { shared: true })
   retryUnapplied(): Promise<number> {
     return this.inbox.retryUnapplied((batch) =>
       this.apply(batch, this.parse(batch.raw, batch.contentType as ShippedForm, batch.createdAt).parsed),

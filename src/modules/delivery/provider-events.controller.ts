@@ -24,7 +24,8 @@ export class ProviderEventsController {
    * (matched on the Message-ID, else the provider's message id, always with the recipient), and hard bounces,
    * complaints and unsubscribes add suppression entries. An event whose message is not known yet is kept and
    * applied when it arrives. One bad event never fails the batch (`skipped`); only a body that is no
-   * provider's payload is a 400.
+   * provider's payload is a 400. 503 when the events are stored but could not be applied yet: the
+   * provider's retry of the batch, or the `retry-callbacks` job, applies them.
    */
   @Post()
   @HttpCode(200)

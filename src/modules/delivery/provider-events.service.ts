@@ -1,31 +1,37 @@
 import { BadRequestException, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, In, IsNull, Not, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
+import { InboundEventInbox } from '../../database/inbound-events';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
+import { Job } from '../jobs/job.decorator';
 import { DeliveryRecordsService } from './delivery-records.service';
 import { ProviderEventsResultDto } from './dto/provider-events.dto';
 import { ProviderEvent } from './entities/provider-event.entity';
 import { detectProvider, NormalisedEvent, normaliseEvents } from './parsing/provider-payloads';
 
-const RETRY_BATCH = 500;
-
 /**
- * The mail provider's webhook: events normalised, stored once each (deduped on the provider's
- * event id, else a hash of the raw event), and applied through the clean-record rebuild, which
- * matches them to their record and suppresses hard bounces, complaints and unsubscribes. An
- * event whose message is not known yet is kept and applied when its record arrives.
+ * The mail provider's webhook on the inbound-event path (InboundEventInbox): events normalised,
+ * stored once each (deduped on the provider's event id, else a hash of the raw event), then
+ * applied together in one transaction through the clean-record rebuild, which matches them to
+ * their record and suppresses hard bounces, complaints and unsubscribes. An event whose message
+ * is not known yet is `waiting`, an ordinary state: the rebuild applies it when the log lines
+ * arrive. Applying that fails answers 503 (stored, not applied); the sender's retry or the
+ * retry job applies it.
  */
 @Injectable()
 export class ProviderEventsService {
   private readonly logger = new Logger(ProviderEventsService.name);
+  private readonly inbox: InboundEventInbox<ProviderEvent>;
 
   constructor(
-    @InjectRepository(ProviderEvent) private readonly events: Repository<ProviderEvent>,
+    @InjectRepository(ProviderEvent) events: Repository<ProviderEvent>,
     private readonly transactions: TransactionService,
-    private readonly dialect: SqlDialect,
     private readonly records: DeliveryRecordsService,
-  ) {}
+    dialect: SqlDialect,
+  ) {
+    this.inbox = new InboundEventInbox(events, 'Mail-provider events', dialect);
+  }
 
   async receive(body: unknown): Promise<ProviderEventsResultDto> {
     const provider = detectProvider(body);
@@ -40,88 +46,63 @@ export class ProviderEventsService {
     const unique = new Map<string, NormalisedEvent>();
     for (const event of batch.events) unique.set(event.providerEventId.slice(0, 200), event);
 
-    // Stored and applied in one transaction; when applying fails, stored alone, marked for the
-    // retry job: an event is never lost to a failure of its application. The rebuild locks queue
-    // rows as log batches do: it waits for the same permit (in memory, before it holds a connection).
-    let fresh: Array<Omit<ProviderEvent, 'id'>>;
-    let ambiguous = new Set<string>();
-    try {
-      fresh = await this.transactions.runRowLocking(async (em) => {
-        const rows = await this.store(em, unique);
-        ambiguous = await this.apply(em, rows);
-        return rows;
-      });
-    } catch (e) {
-      this.logger.error({ err: e }, 'Mail-provider events could not be applied; stored for retry-callbacks');
-      fresh = await this.transactions.run(async (em) => {
-        const rows = await this.store(em, unique, errorText(e));
-        return rows;
-      });
-    }
-    // An event whose Message-ID names records of several companies is stored, not applied: skipped.
-    const unapplied = fresh.filter((row) => ambiguous.has(row.eventKey)).length;
+    let ambiguous = 0;
+    const applied = await this.inbox.receiveMany(
+      [...unique].map(([key, e]) => toRow(key, e)),
+      async (events) => {
+        ambiguous = await this.apply(events);
+      },
+    );
     return {
-      accepted: fresh.length - unapplied,
-      duplicates: batch.events.length - fresh.length,
-      skipped: items - batch.events.length + unapplied,
+      accepted: applied.length - ambiguous,
+      duplicates: batch.events.length - applied.length,
+      skipped: items - batch.events.length + ambiguous,
     };
   }
 
-  /** `retry-callbacks`: applies again the events whose application failed (a bounded batch). */
-  async retryUnapplied(): Promise<number> {
-    const due = await this.events.find({
-      where: { applyError: Not(IsNull()), recordId: IsNull() },
-      order: { id: 'ASC' },
-      take: RETRY_BATCH,
+  /** `retry-callbacks`: applies again the events left unapplied (a failure, a crash), a bounded batch. */
+  @Job('retry-callbacks', { shared: true })
+  retryUnapplied(): Promise<number> {
+    return this.inbox.retryUnappliedMany(async (events) => {
+      await this.apply(events);
     });
-    if (!due.length) return 0;
-    await this.transactions.runRowLocking(async (em) => {
-      await this.apply(em, due);
-      await em.getRepository(ProviderEvent).update({ id: In(due.map((e) => e.id)) }, { applyError: null });
-    });
-    return due.length;
-  }
-
-  /** Inserts the events not stored yet (deduped on their key); answers those it inserted. */
-  private async store(
-    em: EntityManager,
-    events: Map<string, NormalisedEvent>,
-    applyError: string | null = null,
-  ): Promise<Array<Omit<ProviderEvent, 'id'>>> {
-    const rows = [...events].map(([key, e]) => ({ ...toRow(key, e), applyError }));
-    const inserted = new Set(await this.dialect.insertNew(em, ProviderEvent, rows, 'eventKey'));
-    return rows.filter((row) => inserted.has(row.eventKey));
   }
 
   /**
    * Rebuilds the records these events belong to, which matches and applies them (see
-   * DeliveryRecordsService); answers the keys of the events left unapplied as ambiguous. An event
-   * is looked for by the provider's own message id, by its Message-ID only when it has none.
+   * DeliveryRecordsService, which marks those it matched `applied`), and records the others'
+   * outcomes: `ambiguous`, or `waiting` for their message. An event is looked for by the
+   * provider's own message id, by its Message-ID only when it has none. Answers how many are
+   * ambiguous. The rebuild locks queue rows as log batches do: it waits for the same permit (in
+   * memory, before it holds a connection; the events are stored already).
    */
-  private async apply(
-    em: EntityManager,
-    events: Array<Pick<ProviderEvent, 'recipient' | 'messageId' | 'providerMessageId'>>,
-  ): Promise<Set<string>> {
-    if (!events.length) return new Set();
-    const queues = await this.records.queuesOfEvents(
-      events.map((e) => ({
-        recipient: e.recipient,
-        ...(e.providerMessageId
-          ? { remoteQueueId: e.providerMessageId }
-          : e.messageId && { messageId: e.messageId }),
-      })),
-    );
-    return (await this.records.rebuild(em, queues, [])).ambiguousEvents;
+  private apply(events: ProviderEvent[]): Promise<number> {
+    return this.transactions.runRowLocking(async (em) => {
+      const queues = await this.records.queuesOfEvents(
+        events.map((e) => ({
+          recipient: e.recipient,
+          ...(e.providerMessageId
+            ? { remoteQueueId: e.providerMessageId }
+            : e.messageId && { messageId: e.messageId }),
+        })),
+      );
+      const { ambiguousEvents } = await this.records.rebuild(em, queues, []);
+      await this.inbox.recordOutcomes(
+        em,
+        events.map((event) => ({
+          event,
+          outcome: ambiguousEvents.has(event.eventKey) ? 'ambiguous' : 'waiting',
+        })),
+      );
+      return events.filter((e) => ambiguousEvents.has(e.eventKey)).length;
+    });
   }
 }
 
-function errorText(e: unknown): string {
-  return (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).slice(0, 1000);
-}
-
-function toRow(key: string, e: NormalisedEvent): Omit<ProviderEvent, 'id'> {
+function toRow(key: string, e: NormalisedEvent): ProviderEvent {
   return {
     eventKey: key,
+    webhookId: null,
     provider: e.provider,
     type: e.type,
     recipient: e.recipient.slice(0, 320),
@@ -133,7 +114,10 @@ function toRow(key: string, e: NormalisedEvent): Omit<ProviderEvent, 'id'> {
     reason: e.reason?.slice(0, 1000) ?? null,
     raw: JSON.stringify(e.raw),
     recordId: null,
-    applyError: null,
+    outcome: null,
+    attempts: 0,
+    lastError: null,
+    appliedAt: null,
     createdAt: new Date(),
-  };
+  } as ProviderEvent;
 }

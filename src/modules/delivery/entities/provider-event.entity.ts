@@ -1,16 +1,16 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity } from 'typeorm';
 import { DATETIME } from '../../../database/column-types';
+import { InboundEvent } from '../../../database/inbound-events';
 
-/** One mail-provider delivery event, normalised, stored once (deduped on its key) and applied to its clean record. */
+/**
+ * One mail-provider delivery event, normalised, stored once (deduped on its key: the provider's
+ * event id, else a hash of the raw event) and applied to its clean record. Its outcome:
+ * `applied` (matched to its record), `waiting` (its message is not known yet: applied when the
+ * log lines arrive), `ambiguous` (its Message-ID names records of more than one company: kept,
+ * never applied), null while unapplied (the retry job's).
+ */
 @Entity('provider_events')
-export class ProviderEvent {
-  @PrimaryGeneratedColumn()
-  id: number;
-
-  /** The provider's event id, else a hash of the raw event. */
-  @Column({ type: 'varchar', length: 200, unique: true })
-  eventKey: string;
-
+export class ProviderEvent extends InboundEvent {
   @Column({ type: 'varchar', length: 16 })
   provider: string;
 
@@ -38,17 +38,7 @@ export class ProviderEvent {
   @Column({ type: 'varchar', length: 1000, nullable: true })
   reason: string | null;
 
-  @Column({ type: 'text' })
-  raw: string;
-
   /** The clean record it was applied to; null while its message is not known yet. */
   @Column({ type: 'varchar', length: 64, nullable: true })
   recordId: string | null;
-
-  /** Why applying it failed, for the retry job; null once applied, or while it waits for its message. */
-  @Column({ type: 'varchar', length: 1000, nullable: true })
-  applyError: string | null;
-
-  @CreateDateColumn({ type: DATETIME })
-  createdAt: Date;
 }
