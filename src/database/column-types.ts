@@ -5,8 +5,10 @@
  */
 const usesPostgres = (): boolean => Boolean(process.env.DATABASE_URL);
 
-export const DATETIME = usesPostgres() ? 'timestamptz' : 'datetime';
-export const BINARY = usesPostgres() ? 'bytea' : 'blob';
+/** The database the entities' column types were chosen for (buildDataSourceOptions refuses another). */
+export const COLUMN_TYPES_FOR: 'postgres' | 'sqlite' = usesPostgres() ? 'postgres' : 'sqlite';
+export const DATETIME = COLUMN_TYPES_FOR === 'postgres' ? 'timestamptz' : 'datetime';
+export const BINARY = COLUMN_TYPES_FOR === 'postgres' ? 'bytea' : 'blob';
 
 /** bigint comes back from pg as a string; amounts of money are safe integers, so read them as numbers. */
 export const bigintAsNumber = {

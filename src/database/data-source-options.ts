@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
+import { COLUMN_TYPES_FOR } from './column-types';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 import { PgClient } from './pg-client';
@@ -13,6 +14,11 @@ export interface DatabaseSettings {
 
 /** PostgreSQL when DATABASE_URL is set, otherwise the embedded SQLite file in DATA_DIR (WAL mode). */
 export function buildDataSourceOptions({ databaseUrl, dataDir }: DatabaseSettings): DataSourceOptions {
+  const database = databaseUrl ? 'postgres' : 'sqlite';
+  if (database !== COLUMN_TYPES_FOR) {
+    // The entities were decorated from DATABASE_URL as it was when they were imported.
+    throw new Error(`The entities' column types are ${COLUMN_TYPES_FOR}'s, the database is ${database}`);
+  }
   const common = {
     entities: ENTITIES,
     migrations: MIGRATIONS,
