@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LessThanOrEqual, Repository } from 'typeorm';
 import { sha256Hex } from '../../common/secrets';
+import { SqlDialect } from '../../database/sql-dialect';
 import { Job } from '../jobs/job.decorator';
 import { RevokedRefreshToken } from './entities/revoked-refresh-token.entity';
 
@@ -10,6 +11,7 @@ import { RevokedRefreshToken } from './entities/revoked-refresh-token.entity';
 export class BlacklistService {
   constructor(
     @InjectRepository(RevokedRefreshToken) private readonly revoked: Repository<RevokedRefreshToken>,
+    private readonly dialect: SqlDialect,
   ) {}
 
   async isRevoked(token: string): Promise<boolean> {
@@ -18,12 +20,12 @@ export class BlacklistService {
 
   /** Idempotent: revoking an already-revoked token changes nothing. */
   async revoke(token: string, expiresAt: Date): Promise<void> {
-    await this.revoked
-      .createQueryBuilder()
-      .insert()
-      .values({ tokenHash: sha256Hex(token), expiresAt })
-      .orIgnore()
-      .execute();
+    await this.dialect.insertMany(
+      this.revoked.manager,
+      RevokedRefreshToken,
+      [{ tokenHash: sha256Hex(token), expiresAt }],
+      'ignore',
+    );
   }
 
   /** `purge-blacklist` (hourly): deletes entries whose token has expired anyway; returns how many. */
