@@ -11,6 +11,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { DATETIME } from './column-types';
 import { isUniqueViolation } from './database-errors';
 import type { SqlDialect } from './sql-dialect';
+import type { TransactionService } from './transaction.service';
 
 /**
  * The columns every table of inbound events has (payment callbacks, log batches, mail-provider
@@ -79,8 +80,20 @@ export class InboundEventNotApplied extends DomainError {
   }
 }
 
-/** Applies events stored together; records their outcomes (`recordOutcomes`) in its transaction. */
-export type ApplyMany<E extends InboundEvent> = (events: E[]) => Promise<void>;
+/** Applies events stored together, in the transaction the inbox opened (see receiveMany). */
+export type ApplyMany<E extends InboundEvent> = (em: EntityManager, events: E[]) => Promise<void>;
+
+/** What an inbox that receives events in batches needs. */
+export interface BatchOptions {
+  transactions: TransactionService;
+  dialect: SqlDialect;
+  /**
+   * The outcome each event is stored with and keeps unless `apply` sets another (for mail-provider
+   * events `waiting`: its message is not known yet). A batch then costs one commit and no update
+   * of the events that apply leaves as they are.
+   */
+  presumed: string;
+}
 
 /** An unapplied event younger than this, never failed, is still being applied by the request that stored it. */
 const IN_FLIGHT_MS = 30_000;
@@ -103,7 +116,7 @@ export class InboundEventInbox<E extends InboundEvent> {
     private readonly events: Repository<E>,
     /** What the sender sends, for the 503's message: "Log batch", "Payment callback", … */
     private readonly what: string,
-    private readonly dialect?: SqlDialect,
+    private readonly many?: BatchOptions,
   ) {
     this.logger = new Logger(`InboundEventInbox(${what})`);
   }
@@ -139,43 +152,51 @@ export class InboundEventInbox<E extends InboundEvent> {
   }
 
   /**
-   * `receive` for events that come many at a time and are applied together (a webhook's batch):
-   * stores those not stored yet (deduplicated on their key, without reading first), then applies
-   * them with the stored copies still unapplied that no request is applying. Answers the events
-   * this call applied; a failure to apply records it on each and throws InboundEventNotApplied.
+   * `receive` for events that come many at a time and are applied together (a webhook's batch).
+   * Stored and applied in one transaction, so the usual batch costs one commit: the events not
+   * stored yet are inserted (deduplicated on their key, without reading first) with the
+   * `presumed` outcome, and applied with the stored copies still unapplied that no request is
+   * applying; `apply` overwrites the outcome of the events it decides otherwise (`setOutcome`).
+   * When applying fails, the events are stored alone, unapplied, with the error (nothing is
+   * lost; the retry job applies them) and InboundEventNotApplied is thrown. Answers the events
+   * this call applied.
    */
   async receiveMany(events: E[], apply: ApplyMany<E>): Promise<E[]> {
-    if (!events.length) return [];
-    if (!this.dialect) throw new Error('receiveMany needs the SqlDialect');
-    const inserted = new Set(
-      await this.dialect.insertNew(this.events.manager, this.events.target, events, 'eventKey'),
-    );
-    const copies = events.filter((e) => !inserted.has(e.eventKey)).map((e) => e.eventKey);
-    const unappliedCopies = copies.length
-      ? (
-          await this.events
-            .createQueryBuilder('event')
-            .where('event.event_key IN (:...keys) AND event.outcome IS NULL', { keys: copies })
-            .getMany()
-        ).filter(isRetryable)
-      : [];
-    const due = [...events.filter((e) => inserted.has(e.eventKey)), ...unappliedCopies];
-    if (!due.length) return [];
+    const { transactions, dialect, presumed } = this.batches();
+    const appliedAt = new Date();
+    const rows = events.map((e) => ({ ...e, outcome: presumed, attempts: 1, appliedAt, lastError: null }));
     try {
-      await apply(due);
+      return await transactions.runRowLocking(async (em) => {
+        const inserted = new Set(await dialect.insertNew(em, this.events.target, rows, 'eventKey'));
+        const copies = await this.retryableCopies(
+          em,
+          rows.filter((e) => !inserted.has(e.eventKey)),
+        );
+        const due = [...rows.filter((e) => inserted.has(e.eventKey)), ...copies];
+        if (due.length) {
+          await apply(em, due);
+          await this.presume(em, copies);
+        }
+        return due;
+      });
     } catch (e) {
-      await this.recordFailureMany(due, e);
+      const unapplied = events.map((event) => ({ ...event, outcome: null, appliedAt: null, attempts: 0 }));
+      await dialect.insertNew(this.events.manager, this.events.target, unapplied, 'eventKey');
+      await this.recordFailureMany(events, e);
       throw new InboundEventNotApplied(this.what, e);
     }
-    return due;
   }
 
-  /** `retryUnapplied` for events applied together: one bounded batch of the due ones. */
+  /** `retryUnapplied` for events applied together: one bounded batch of the due ones, in one transaction. */
   async retryUnappliedMany(apply: ApplyMany<E>): Promise<number> {
+    const { transactions } = this.batches();
     const due = await this.dueQuery().take(RETRY_MANY_BATCH).getMany();
     if (!due.length) return 0;
     try {
-      await apply(due);
+      await transactions.runRowLocking(async (em) => {
+        await apply(em, due);
+        await this.presume(em, due);
+      });
     } catch (e) {
       await this.recordFailureMany(due, e);
       return 0;
@@ -183,27 +204,59 @@ export class InboundEventInbox<E extends InboundEvent> {
     return due.length;
   }
 
-  /**
-   * Records what applying did to each of a batch of events, in the applying transaction: one
-   * statement per outcome. As for one event, only `applied` overwrites an outcome already written.
-   */
-  async recordOutcomes(em: EntityManager, outcomes: Array<{ event: E; outcome: string }>): Promise<void> {
-    const byOutcome = new Map<string, string[]>();
-    for (const { event, outcome } of outcomes) {
-      byOutcome.set(outcome, [...(byOutcome.get(outcome) ?? []), event.eventKey]);
+  /** Sets the outcome of these events, in the applying transaction (`apply` of receiveMany). */
+  async setOutcome(em: EntityManager, events: E[], outcome: string): Promise<void> {
+    await this.updateByKeys(em, events, { outcome, appliedAt: new Date(), lastError: null }, false);
+  }
+
+  /** Stored events applied again: one attempt more, and the presumed outcome where `apply` set none. */
+  private async presume(em: EntityManager, events: E[]): Promise<void> {
+    await this.updateByKeys(em, events, { attempts: () => 'attempts + 1', lastError: null }, false);
+    const presumed = { outcome: this.batches().presumed, appliedAt: new Date() };
+    await this.updateByKeys(em, events, presumed, true);
+  }
+
+  private async updateByKeys(
+    em: EntityManager,
+    events: E[],
+    changes: Record<string, unknown>,
+    onlyUnapplied: boolean,
+  ): Promise<void> {
+    const keys = events.map((e) => e.eventKey);
+    for (let i = 0; i < keys.length; i += RETRY_MANY_BATCH) {
+      const qb = em
+        .getRepository<E>(this.events.target)
+        .createQueryBuilder()
+        .update()
+        .set(changes as never)
+        .where('event_key IN (:...keys)', { keys: keys.slice(i, i + RETRY_MANY_BATCH) });
+      if (onlyUnapplied) qb.andWhere('outcome IS NULL');
+      await qb.execute();
     }
-    for (const [outcome, keys] of byOutcome) {
-      for (let i = 0; i < keys.length; i += RETRY_MANY_BATCH) {
-        const qb = em
+  }
+
+  /** Stored copies of these events still unapplied that no request is applying. */
+  private async retryableCopies(em: EntityManager, copies: E[]): Promise<E[]> {
+    if (!copies.length) return [];
+    const keys = copies.map((e) => e.eventKey);
+    const found: E[] = [];
+    for (let i = 0; i < keys.length; i += RETRY_MANY_BATCH) {
+      found.push(
+        ...(await em
           .getRepository<E>(this.events.target)
-          .createQueryBuilder()
-          .update()
-          .set({ outcome, appliedAt: new Date(), lastError: null, attempts: () => 'attempts + 1' } as never)
-          .where('event_key IN (:...keys)', { keys: keys.slice(i, i + RETRY_MANY_BATCH) });
-        if (outcome !== 'applied') qb.andWhere('outcome IS NULL');
-        await qb.execute();
-      }
+          .createQueryBuilder('event')
+          .where('event.event_key IN (:...keys) AND event.outcome IS NULL', {
+            keys: keys.slice(i, i + RETRY_MANY_BATCH),
+          })
+          .getMany()),
+      );
     }
+    return found.filter(isRetryable);
+  }
+
+  private batches(): BatchOptions {
+    if (!this.many) throw new Error(`${this.what}: receiving in batches needs the inbox's batch options`);
+    return this.many;
   }
 
   private dueQuery() {

@@ -180,8 +180,6 @@ export class DeliveryFacts {
           recordId: () => `CASE id ${cases} END`,
           outcome: 'applied',
           appliedAt: new Date(),
-          lastError: null,
-          attempts: () => 'attempts + 1',
         })
         .where('id IN (:...ids) AND record_id IS NULL', { ids: chunk.map((p) => p.eventId) })
         .setParameters(params)

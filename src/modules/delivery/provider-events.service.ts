@@ -1,6 +1,6 @@
 import { BadRequestException, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { InboundEventInbox } from '../../database/inbound-events';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
@@ -26,11 +26,15 @@ export class ProviderEventsService {
 
   constructor(
     @InjectRepository(ProviderEvent) events: Repository<ProviderEvent>,
-    private readonly transactions: TransactionService,
     private readonly records: DeliveryRecordsService,
+    transactions: TransactionService,
     dialect: SqlDialect,
   ) {
-    this.inbox = new InboundEventInbox(events, 'Mail-provider events', dialect);
+    this.inbox = new InboundEventInbox(events, 'Mail-provider events', {
+      transactions,
+      dialect,
+      presumed: 'waiting',
+    });
   }
 
   async receive(body: unknown): Promise<ProviderEventsResultDto> {
@@ -49,8 +53,8 @@ export class ProviderEventsService {
     let ambiguous = 0;
     const applied = await this.inbox.receiveMany(
       [...unique].map(([key, e]) => toRow(key, e)),
-      async (events) => {
-        ambiguous = await this.apply(events);
+      async (em, events) => {
+        ambiguous = await this.apply(em, events);
       },
     );
     return {
@@ -63,39 +67,32 @@ export class ProviderEventsService {
   /** `retry-callbacks`: applies again the events left unapplied (a failure, a crash), a bounded batch. */
   @Job('retry-callbacks', { shared: true })
   retryUnapplied(): Promise<number> {
-    return this.inbox.retryUnappliedMany(async (events) => {
-      await this.apply(events);
+    return this.inbox.retryUnappliedMany(async (em, events) => {
+      await this.apply(em, events);
     });
   }
 
   /**
    * Rebuilds the records these events belong to, which matches and applies them (see
-   * DeliveryRecordsService, which marks those it matched `applied`), and records the others'
-   * outcomes: `ambiguous`, or `waiting` for their message. An event is looked for by the
-   * provider's own message id, by its Message-ID only when it has none. Answers how many are
-   * ambiguous. The rebuild locks queue rows as log batches do: it waits for the same permit (in
-   * memory, before it holds a connection; the events are stored already).
+   * DeliveryRecordsService, which marks those it matched `applied`); the events whose Message-ID
+   * names records of more than one company are `ambiguous`, the others stay `waiting` for their
+   * message. An event is looked for by the provider's own message id, by its Message-ID only
+   * when it has none. Answers how many are ambiguous. Runs in the inbox's row-locking
+   * transaction: it locks queue rows as log batches do.
    */
-  private apply(events: ProviderEvent[]): Promise<number> {
-    return this.transactions.runRowLocking(async (em) => {
-      const queues = await this.records.queuesOfEvents(
-        events.map((e) => ({
-          recipient: e.recipient,
-          ...(e.providerMessageId
-            ? { remoteQueueId: e.providerMessageId }
-            : e.messageId && { messageId: e.messageId }),
-        })),
-      );
-      const { ambiguousEvents } = await this.records.rebuild(em, queues, []);
-      await this.inbox.recordOutcomes(
-        em,
-        events.map((event) => ({
-          event,
-          outcome: ambiguousEvents.has(event.eventKey) ? 'ambiguous' : 'waiting',
-        })),
-      );
-      return events.filter((e) => ambiguousEvents.has(e.eventKey)).length;
-    });
+  private async apply(em: EntityManager, events: ProviderEvent[]): Promise<number> {
+    const queues = await this.records.queuesOfEvents(
+      events.map((e) => ({
+        recipient: e.recipient,
+        ...(e.providerMessageId
+          ? { remoteQueueId: e.providerMessageId }
+          : e.messageId && { messageId: e.messageId }),
+      })),
+    );
+    const { ambiguousEvents } = await this.records.rebuild(em, queues, []);
+    const ambiguous = events.filter((e) => ambiguousEvents.has(e.eventKey));
+    await this.inbox.setOutcome(em, ambiguous, 'ambiguous');
+    return ambiguous.length;
   }
 }
 
