@@ -18,19 +18,6 @@ const CLIENT_ID = '1000.CLIENTIDFORTESTS';
 const CLIENT_SECRET = 'crm-client-secret-for-tests';
 const PUBLIC_URL = 'https://relay.example.test';
 
-/** Polls until `check` passes (background work after a commit), or fails with its last error. */
-async function eventually(check: () => Promise<void> | void, timeoutMs = 5000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-}
-
 describe('CRM (/api/v1/auth-crm, /api/v1/get-token, admin crm-sync, the crm-sync job)', () => {
   let crm: CrmServer;
   let database: FreshDatabase;
@@ -236,9 +223,8 @@ describe('CRM (/api/v1/auth-crm, /api/v1/get-token, admin crm-sync, the crm-sync
     it('a registration reaches the CRM once: an Account keyed by the company uuid and its owner Contact', async () => {
       const before = crm.upsertsOf('Accounts').length;
       const user = await registerUser(t);
-      await eventually(async () =>
-        expect((await outboxOf(user.companyUuid)).entry?.syncedAt).toBeInstanceOf(Date),
-      );
+      await t.settle();
+      expect((await outboxOf(user.companyUuid)).entry?.syncedAt).toBeInstanceOf(Date);
       const { company } = await outboxOf(user.companyUuid);
       const account = crm.accounts.get(user.companyUuid)!;
       expect(account).toMatchObject({ writes: 1 });
@@ -267,7 +253,8 @@ describe('CRM (/api/v1/auth-crm, /api/v1/get-token, admin crm-sync, the crm-sync
     it('across a CRM outage: queued with backoff, then sent once when it is back', async () => {
       crm.mode = { kind: 'fail', status: 500 };
       const user = await registerUser(t);
-      await eventually(async () => expect((await outboxOf(user.companyUuid)).entry?.attempts).toBe(1));
+      await t.settle();
+      expect((await outboxOf(user.companyUuid)).entry?.attempts).toBe(1);
       const { entry } = await outboxOf(user.companyUuid);
       expect(entry!.syncedAt).toBeNull();
       expect(entry!.lastError).toMatch(/HTTP 500/);
@@ -292,8 +279,9 @@ describe('CRM (/api/v1/auth-crm, /api/v1/get-token, admin crm-sync, the crm-sync
       const good = await registerUser(t);
       const bad = await registerUser(t);
       await t.dataSource.getRepository(Company).update({ uuid: bad.companyUuid }, { name: 'Refuse me' });
-      await eventually(async () => expect((await outboxOf(bad.companyUuid)).entry?.attempts).toBe(1));
-      await eventually(async () => expect((await outboxOf(good.companyUuid)).entry?.attempts).toBe(1));
+      await t.settle();
+      expect((await outboxOf(bad.companyUuid)).entry?.attempts).toBe(1);
+      expect((await outboxOf(good.companyUuid)).entry?.attempts).toBe(1);
       crm.mode = { kind: 'ok' };
       await makeDue();
       expect(await runJob()).toBe(1);
@@ -330,9 +318,8 @@ describe('CRM (/api/v1/auth-crm, /api/v1/get-token, admin crm-sync, the crm-sync
 
     it('refreshes the access token when the CRM refuses it, and within 60 s of its expiry', async () => {
       const user = await registerUser(t);
-      await eventually(async () =>
-        expect((await outboxOf(user.companyUuid)).entry?.syncedAt).toBeInstanceOf(Date),
-      );
+      await t.settle();
+      expect((await outboxOf(user.companyUuid)).entry?.syncedAt).toBeInstanceOf(Date);
 
       crm.expireAccessTokens();
       const refreshesBefore = crm.tokenGrants('refresh_token').length;
@@ -359,9 +346,8 @@ describe('CRM (/api/v1/auth-crm, /api/v1/get-token, admin crm-sync, the crm-sync
       const accounting = await createAdmin(t, 'accounting');
       const user = await registerUser(t);
       expectFailure((await crmSync(accounting, user.companyUuid).expect(403)).body, 403);
-      await eventually(async () =>
-        expect((await outboxOf(user.companyUuid)).entry?.syncedAt).toBeInstanceOf(Date),
-      );
+      await t.settle();
+      expect((await outboxOf(user.companyUuid)).entry?.syncedAt).toBeInstanceOf(Date);
       crm.mode = { kind: 'stall' };
       const res = await crmSync(admin, user.companyUuid).expect(503);
       expectFailure(res.body, 503, /did not answer in time/);
@@ -397,9 +383,8 @@ describe('CRM (/api/v1/auth-crm, /api/v1/get-token, admin crm-sync, the crm-sync
 
       it('a refresh answered with expires_in 1e20: the admin crm-sync answers 502, the next usable refresh is stored', async () => {
         const user = await registerUser(t);
-        await eventually(async () =>
-          expect((await outboxOf(user.companyUuid)).entry?.syncedAt).toBeInstanceOf(Date),
-        );
+        await t.settle();
+        expect((await outboxOf(user.companyUuid)).entry?.syncedAt).toBeInstanceOf(Date);
         await t.dataSource
           .getRepository(CrmConnection)
           .update({ id: 1 }, { expiresAt: new Date(Date.now() + 30_000) });

@@ -69,10 +69,18 @@ export class CrmSyncService implements OnModuleInit, OnApplicationShutdown {
     await this.tail.catch(() => undefined);
   }
 
-  /** Starts a run of what is due, in the background (after a registration commits). */
+  /**
+   * Starts a run of what is due, in the background (after a registration commits): detached, so
+   * the registration does not wait for the CRM, and shutdown (and a test) can wait for it.
+   */
   syncSoon(): void {
     if (!this.client.isConfigured) return;
-    this.syncPending().catch((err: unknown) => this.logger.warn({ err }, 'CRM sync failed'));
+    this.transactions.detach(() =>
+      this.syncPending().then(
+        () => undefined,
+        (err: unknown) => this.logger.warn({ err }, 'CRM sync failed'),
+      ),
+    );
   }
 
   /** Sends every due outbox row, 100 at a time; how many companies reached the CRM. Nothing while the CRM is not connected. */
