@@ -1,9 +1,12 @@
 import 'dotenv/config';
+// Before anything queues work on the libuv pool: it sizes the pool (argon2's memory, see there).
+import './common/runtime/thread-pool';
 import { NestFactory } from '@nestjs/core';
 import { setFlagsFromString } from 'node:v8';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import { reportEventLoopDelayOverIpc } from './common/runtime/event-loop-report';
 import { AppConfig, ConfigurationError } from './config/app-config';
 import { configureApp, createFastifyAdapter, NEST_APP_OPTIONS } from './configure-app';
 
@@ -32,6 +35,7 @@ async function bootstrap(): Promise<void> {
   await app.listen(port, '0.0.0.0');
   const logger = app.get(Logger);
   logger.log(`Listening on port ${port}; API docs at /api-docs`, 'Bootstrap');
+  reportEventLoopDelayOverIpc();
 
   // Nest's enableShutdownHooks() re-raises the signal after closing (exit status 143); the
   // contract wants: stop accepting, finish requests in flight (≤ 10 s), close the database, exit 0.

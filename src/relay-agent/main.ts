@@ -1,4 +1,6 @@
 import 'dotenv/config';
+// Before anything queues work on the libuv pool: it sizes the pool (argon2's memory, see there).
+import '../common/runtime/thread-pool';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { AppConfig, ConfigurationError } from '../config/app-config';
