@@ -1,17 +1,13 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { EntityManager, IsNull, Repository } from 'typeorm';
+import { IsNull, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { BadRequestError } from '../../common/errors/domain-error';
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { parseSort } from '../../common/pagination/sort';
-import { chunks } from '../../database/chunks';
 import { TransactionService } from '../../database/transaction.service';
-import type { AdminRoleName } from '../admins/entities/admin-role.entity';
 import type { Admin } from '../admins/entities/admin.entity';
-import { MailService } from '../mail/mail.service';
 import type { User } from '../users/entities/user.entity';
 import {
   BroadcastDto,
@@ -24,29 +20,9 @@ import {
   ReadAllDto,
   UnreadCountDto,
 } from './dto/notification-response.dto';
-import { Notification, NotificationType } from './entities/notification.entity';
+import { Notification } from './entities/notification.entity';
 import { NotificationRecipients } from './notification-recipients';
-
-export interface NotificationContent {
-  type: NotificationType;
-  title: string;
-  body: string;
-  /** Small JSON with links to the resource, e.g. `{ billingUuid }`. */
-  data?: Record<string, unknown>;
-  /**
-   * Also e-mail it to each recipient: once the rows are committed (after the caller's
-   * transaction when `em` is one, never if it rolls back); a failed send is only logged.
-   */
-  email?: boolean;
-  /** Front-end path for the e-mail's link. */
-  link?: string;
-}
-
-interface Recipient {
-  userId?: number;
-  adminId?: number;
-  email: string;
-}
+import { NotificationContent, Notifier } from './notifier';
 
 /** Whose notifications a route reads: the calling user or the calling admin. */
 export type NotificationOwner =
@@ -66,109 +42,19 @@ export const adminOwner = (admin: Pick<Admin, 'id' | 'uuid'>): NotificationOwner
 
 /** Rows written (and users read) per statement of a broadcast. */
 const BROADCAST_BATCH = 500;
-/** E-mails sent at the same time by one delivery: a broadcast must not open thousands of SMTP connections. */
-const EMAIL_CONCURRENCY = 5;
 
 /**
- * Creates notifications for users and admins (one row per recipient) and e-mails the ones
- * worth it. Other areas call these methods when their events happen; pass the transaction's
- * EntityManager (of TransactionService.run) when the notification must stand or fall with the
- * change that caused it: its e-mails then leave only once that transaction has committed.
+ * The notifications of a user or an admin behind their routes: read, mark read, delete, and the
+ * admins' broadcast. Raising a notification for an event is Notifier's.
  */
 @Injectable()
-export class NotificationsService {
-  private readonly logger = new Logger(NotificationsService.name);
-
+export class NotificationInbox {
   constructor(
     @InjectRepository(Notification) private readonly notifications: Repository<Notification>,
     private readonly recipients: NotificationRecipients,
     private readonly transactions: TransactionService,
-    private readonly mail: MailService,
+    private readonly notifier: Notifier,
   ) {}
-
-  /** Every active user of the company. Returns how many were notified. */
-  async notifyCompanyUsers(
-    companyId: number,
-    content: NotificationContent,
-    em?: EntityManager,
-  ): Promise<number> {
-    const users = await this.recipients.users.activeOfCompany(companyId, em);
-    return this.deliver(
-      users.map((u) => ({ userId: u.id, email: u.email })),
-      content,
-      em,
-    );
-  }
-
-  /** Every active admin whose role is one of `roles`. */
-  async notifyAdmins(
-    roles: readonly AdminRoleName[],
-    content: NotificationContent,
-    em?: EntityManager,
-  ): Promise<number> {
-    const admins = await this.recipients.admins.activeWithRoles(roles, em);
-    return this.deliver(
-      admins.map((a) => ({ adminId: a.id, email: a.email })),
-      content,
-      em,
-    );
-  }
-
-  async notifyUsers(userIds: number[], content: NotificationContent, em?: EntityManager): Promise<number> {
-    if (!userIds.length) return 0;
-    const users = await this.recipients.users.withIds(userIds, em);
-    return this.deliver(
-      users.map((u) => ({ userId: u.id, email: u.email })),
-      content,
-      em,
-    );
-  }
-
-  private async deliver(
-    recipients: Recipient[],
-    content: NotificationContent,
-    em?: EntityManager,
-  ): Promise<number> {
-    if (!recipients.length) return 0;
-    const repo = em?.getRepository(Notification) ?? this.notifications;
-    const rows = recipients.map((r) =>
-      repo.create({
-        userId: r.userId ?? null,
-        adminId: r.adminId ?? null,
-        type: content.type,
-        title: content.title,
-        body: content.body,
-        data: content.data ?? null,
-        readAt: null,
-      }),
-    );
-    for (const chunk of chunks(rows)) await repo.save(chunk);
-    // Inside a transaction the e-mails wait for its commit, and a rollback cancels them.
-    if (content.email) this.transactions.afterCommit(em, () => this.emailLater(recipients, content));
-    return rows.length;
-  }
-
-  /**
-   * After the response (detached: TransactionService.settled() waits for it): e-mail is work
-   * that can wait, and a failure must not undo the notification (it is only logged). At most
-   * EMAIL_CONCURRENCY sends run at once.
-   */
-  private emailLater(recipients: Array<{ email: string }>, content: NotificationContent): void {
-    const queue = recipients.map((r) => r.email);
-    const worker = async (): Promise<void> => {
-      for (let to = queue.shift(); to !== undefined; to = queue.shift()) {
-        try {
-          await this.mail.sendNotification(to, content.title, content.body, content.link);
-        } catch (e: unknown) {
-          this.logger.error({ err: e }, 'Notification e-mail failed');
-        }
-      }
-    };
-    this.transactions.detach(async () => {
-      await nextTurn();
-      await Promise.all(Array.from({ length: Math.min(EMAIL_CONCURRENCY, queue.length) }, worker));
-    });
-  }
 
   /** How many notifications of a recipient are unread. */
   private unreadTotal(recipient: { userId: number } | { adminId: number }): Promise<number> {
@@ -265,7 +151,7 @@ export class NotificationsService {
         lastId = users[users.length - 1].id;
       }
     });
-    if (content.email) this.emailLater(emails, content);
+    if (content.email) this.notifier.emailLater(emails, content);
     return { recipients };
   }
 
