@@ -77,61 +77,31 @@ interface SqliteStatement {
 
 /**
  * A PreparedRead with list parameters: `{list}` in the SQL stands for a list, given as an array in
- * that place of the parameters. On PostgreSQL it is `= ANY(?)` with the array; on SQLite `IN (?,
- * …)`, the list padded to a power of two with its last value (a repeated value changes nothing in
- * an IN list), so a handful of prepared statements serve every length. A list must not be empty.
+ * that place of the parameters. On PostgreSQL it is `= ANY(?)` with the array; on SQLite
+ * `IN (SELECT value FROM json_each(?))` with the list as JSON: one statement for every length on
+ * both, and the index is used as with an `IN (?, …)` list (SQLite: `SEARCH … USING INDEX`, a
+ * read of 4 keys among 200,000 rows measured at 13 µs either way). A list must not be empty.
  */
 export class PreparedListRead {
-  /** By padded list sizes (PostgreSQL: one, under ''). */
-  private readonly reads = new Map<string, PreparedRead>();
+  private readonly read: PreparedRead;
 
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     private readonly transactions: TransactionService,
-    /** The pg statement name, and the prefix of the SQLite statements'. */
+    /** The pg statement name: unique per statement text. */
     private readonly name: string,
-    private readonly sql: string,
-  ) {}
+    sql: string,
+  ) {
+    const list = transactions.isPostgres ? '= ANY(?)' : 'IN (SELECT value FROM json_each(?))';
+    this.read = new PreparedRead(dataSource, transactions, name, sql.replace(/\{list\}/g, list));
+  }
 
   all(params: readonly unknown[]): MaybePromise<ReadRow[]> {
-    const sizes: number[] = [];
-    const flat: unknown[] = [];
-    for (const value of params) {
-      if (!Array.isArray(value)) {
-        flat.push(value);
-        continue;
-      }
-      const list = value as readonly unknown[];
-      if (!list.length) throw new Error(`${this.name}: an empty list`);
-      if (this.transactions.isPostgres) {
-        flat.push(list);
-        continue;
-      }
-      const size = paddedSize(list.length);
-      sizes.push(size);
-      flat.push(...list);
-      for (let n = list.length; n < size; n++) flat.push(list[list.length - 1]);
-    }
-    const key = sizes.join('_');
-    let read = this.reads.get(key);
-    if (!read) {
-      let list = 0;
-      const sql = this.sql.replace(/\{list\}/g, () =>
-        this.transactions.isPostgres ? '= ANY(?)' : `IN (${Array(sizes[list++]).fill('?').join(', ')})`,
-      );
-      read = new PreparedRead(
-        this.dataSource,
-        this.transactions,
-        key ? `${this.name}_${key}` : this.name,
-        sql,
-      );
-      this.reads.set(key, read);
-    }
-    return read.all(flat);
+    const bound = params.map((value) => {
+      if (!Array.isArray(value)) return value;
+      if (!value.length) throw new Error(`${this.name}: an empty list`);
+      return this.transactions.isPostgres ? value : JSON.stringify(value);
+    });
+    return this.read.all(bound);
   }
-}
-
-/** The next power of two. */
-function paddedSize(count: number): number {
-  return 2 ** Math.ceil(Math.log2(Math.max(1, count)));
 }
