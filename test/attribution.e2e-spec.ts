@@ -102,7 +102,8 @@ describe('Who sent it: one attribution rule', () => {
   }
 
   const used = async (c: Company) => (await companies.findOneByOrFail({ id: c.id })).used;
-  const record = (queue: string, recipient: string) => logs.findOneByOrFail({ queueId: queue, recipient });
+  const record = (queue: string, recipient: string) =>
+    logs.findOneByOrFail({ queueId: queue, to: recipient });
 
   /** The lines of one relayed message: Postfix's client line, then what the client sent. */
   function message(

@@ -59,13 +59,13 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
     expect(res.body).toMatchObject({ status: 'success', code: 200 });
     expect(res.body.data).toEqual({ accepted: 10, parsed: 8, skipped: 2, records: 4 });
 
-    const sent = await logs.findOneByOrFail({ queueId: 'AA10A2839B', recipient: 'jo@example.net' });
+    const sent = await logs.findOneByOrFail({ queueId: 'AA10A2839B', to: 'jo@example.net' });
     expect(sent).toMatchObject({
       companyId: company.id,
       companyUuid: company.uuid,
       host: 'relay1',
       messageId: 'FB62@example.com',
-      sender: 'news@acme.co.id',
+      from: 'news@acme.co.id',
       senderDomain: 'acme.co.id',
       origTo: 'all@acme.co.id',
       status: 'sent',
@@ -87,15 +87,15 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
       }),
     ]);
 
-    const bounced = await logs.findOneByOrFail({ queueId: 'AA10A2839B', recipient: 'x@gmail.com' });
+    const bounced = await logs.findOneByOrFail({ queueId: 'AA10A2839B', to: 'x@gmail.com' });
     expect(bounced).toMatchObject({ companyId: company.id, status: 'bounced', dsn: '5.1.1' });
     const deferred = await logs.findOneByOrFail({ queueId: 'BB20B3940C' });
-    expect(deferred).toMatchObject({ companyId: null, status: 'deferred', recipient: 'a@b.id' });
-    const rejected = await logs.findOneByOrFail({ recipient: 'x@aa10a2839b.z' });
+    expect(deferred).toMatchObject({ companyId: null, status: 'deferred', to: 'a@b.id' });
+    const rejected = await logs.findOneByOrFail({ to: 'x@aa10a2839b.z' });
     expect(rejected).toMatchObject({
       queueId: null,
       status: 'rejected',
-      sender: 'a@acme.co.id',
+      from: 'a@acme.co.id',
       clientIp: '1.2.3.4',
     });
     expect(rejected.response).toContain('554 5.7.1');
@@ -132,17 +132,17 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
     // Deliveries first (no company known yet), then the smtpd/cleanup/qmgr lines.
     const first = await post([lines[4], lines[3]].join('\n')).expect(200);
     expect(first.body.data).toMatchObject({ parsed: 2, records: 2 });
-    const early = await logs.findOneByOrFail({ queueId: '4Dq3m53kSRz1xJ9', recipient: 'jo@example.net' });
+    const early = await logs.findOneByOrFail({ queueId: '4Dq3m53kSRz1xJ9', to: 'jo@example.net' });
     expect(early).toMatchObject({ companyId: null, messageId: null, status: 'sent' });
     expect(await used(company)).toBe(0);
 
     const second = await post([lines[2], lines[0], lines[1], lines[6]].join('\n')).expect(200);
     expect(second.body.data).toMatchObject({ parsed: 4, records: 2 });
-    const late = await logs.findOneByOrFail({ queueId: '4Dq3m53kSRz1xJ9', recipient: 'jo@example.net' });
+    const late = await logs.findOneByOrFail({ queueId: '4Dq3m53kSRz1xJ9', to: 'jo@example.net' });
     expect(late).toMatchObject({
       companyId: company.id,
       messageId: 'FB62@example.com',
-      sender: 'news@acme.co.id',
+      from: 'news@acme.co.id',
       status: 'sent',
     });
     expect(await used(company)).toBe(2);
@@ -168,7 +168,7 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
     const records = lines.map((line) => ({ message: line, host: 'relay2' }));
     const asArray = await post(JSON.stringify(records), 'application/json; charset=utf-8').expect(200);
     expect(asArray.body.data).toEqual({ accepted: 5, parsed: 5, skipped: 0, records: 2 });
-    const stored = await logs.findOneByOrFail({ queueId: 'A0A0A0A0A1', recipient: 'jo@example.net' });
+    const stored = await logs.findOneByOrFail({ queueId: 'A0A0A0A0A1', to: 'jo@example.net' });
     expect(stored.host).toBe('relay2');
 
     const lines2 = contractLines(company.relayUsername, 'A0A0A0A0A2', 'B0B0B0B0B2').slice(0, 5);
@@ -219,7 +219,7 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
     expect(forms.json.body.data.records).toBe(0);
     expect(forms.ndjson.body.data.records).toBe(0);
     const records = await logs.findBy({ queueId: 'A0A0A0A0F1' });
-    expect(records.map((r) => [r.host, r.recipient, r.status, r.companyId]).sort()).toEqual([
+    expect(records.map((r) => [r.host, r.to, r.status, r.companyId]).sort()).toEqual([
       ['relay1', 'jo@example.net', 'sent', company.id],
       ['relay1', 'x@gmail.com', 'bounced', company.id],
     ]);
@@ -239,7 +239,7 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
       'application/json',
     ).expect(200);
     expect(res.body.data).toMatchObject({ parsed: 1, records: 1 });
-    const record = await logs.findOneByOrFail({ queueId: 'A0A0A0A0F2', recipient: 'jo@example.net' });
+    const record = await logs.findOneByOrFail({ queueId: 'A0A0A0A0F2', to: 'jo@example.net' });
     expect(new Date(record.lastEventAt).toISOString()).toBe('2026-11-21T18:58:35.250Z');
   });
 

@@ -356,7 +356,7 @@ if (!available.ok) {
       expect((await companies.findOneByOrFail({ id: victim.id })).used).toBe(0);
       expect((await companies.findOneByOrFail({ id: theta.id })).used).toBe(1);
       const records = await t.dataSource.getRepository(CleanLog).findBy({ queueId });
-      expect(records.map((r) => [r.recipient, r.status, r.companyId, r.saslUsername]).sort()).toEqual([
+      expect(records.map((r) => [r.to, r.status, r.companyId, r.saslUsername]).sort()).toEqual([
         ['bad@nowhere', 'rejected', theta.id, null],
         ['paid@example.net', 'bounced', theta.id, null],
       ]);

@@ -73,10 +73,10 @@ describe('Mail-provider events (POST /callback/mail-provider)', () => {
     const res = await send(delivery).expect(200);
     expect(res.body).toMatchObject({ status: 'success', code: 200 });
     expect(res.body.data).toEqual({ accepted: 1, duplicates: 0, skipped: 0 });
-    const record = await logs.findOneByOrFail({ queueId: 'AAA0000001', recipient: 'jo@example.net' });
+    const record = await logs.findOneByOrFail({ queueId: 'AAA0000001', to: 'jo@example.net' });
     expect(record.status).toBe('delivered');
     expect(record.events.map((e) => e.status)).toEqual(['sent', 'delivered']);
-    const other = await logs.findOneByOrFail({ queueId: 'AAA0000001', recipient: 'ann@example.org' });
+    const other = await logs.findOneByOrFail({ queueId: 'AAA0000001', to: 'ann@example.org' });
     expect(other.status).toBe('sent');
 
     expect((await send(delivery).expect(200)).body.data).toEqual({ accepted: 0, duplicates: 1, skipped: 0 });
@@ -104,7 +104,7 @@ describe('Mail-provider events (POST /callback/mail-provider)', () => {
       { event: 'delivered', timestamp: 1763751800, sg_event_id: 'e-bad-2' },
     ]).expect(200);
     expect(res.body.data).toEqual({ accepted: 2, duplicates: 0, skipped: 1 });
-    const record = await logs.findOneByOrFail({ queueId: 'AAA0000002', recipient: 'jo@example.net' });
+    const record = await logs.findOneByOrFail({ queueId: 'AAA0000002', to: 'jo@example.net' });
     expect(record).toMatchObject({ status: 'complained', opened: true, clicked: false });
     const entry = await suppression.findOneByOrFail({ companyId: company.id, email: 'jo@example.net' });
     expect(entry).toMatchObject({ reason: 'complaint', source: 'mail_provider' });
@@ -132,7 +132,7 @@ describe('Mail-provider events (POST /callback/mail-provider)', () => {
     expect(await suppression.countBy({ companyId: company.id, email: 'ann@example.org' })).toBe(0);
 
     await ship(messageLines(company.relayUsername, 'AAA0000003', 'SP-0003', 'm3@acme.example'));
-    const record = await logs.findOneByOrFail({ queueId: 'AAA0000003', recipient: 'ann@example.org' });
+    const record = await logs.findOneByOrFail({ queueId: 'AAA0000003', to: 'ann@example.org' });
     expect(record).toMatchObject({ status: 'bounced', response: '550 5.1.1 user unknown' });
     const entry = await suppression.findOneByOrFail({ companyId: company.id, email: 'ann@example.org' });
     expect(entry).toMatchObject({ reason: 'hard_bounce', source: 'mail_provider' });
@@ -185,13 +185,11 @@ describe('Mail-provider events (POST /callback/mail-provider)', () => {
         lastError: 'Error: lock timeout',
       }),
     ]);
-    expect((await logs.findOneByOrFail({ queueId: 'AAA0000005', recipient: 'jo@example.net' })).status).toBe(
-      'sent',
-    );
+    expect((await logs.findOneByOrFail({ queueId: 'AAA0000005', to: 'jo@example.net' })).status).toBe('sent');
 
     // SendGrid sends the batch again: both applied now, nothing counted as a duplicate.
     expect((await send(body).expect(200)).body.data).toEqual({ accepted: 2, duplicates: 0, skipped: 0 });
-    const record = await logs.findOneByOrFail({ queueId: 'AAA0000005', recipient: 'jo@example.net' });
+    const record = await logs.findOneByOrFail({ queueId: 'AAA0000005', to: 'jo@example.net' });
     expect(record.status).toBe('delivered');
     expect(
       await events.find({
@@ -241,7 +239,7 @@ describe('Mail-provider events (POST /callback/mail-provider)', () => {
     expect(res.body.data.items).toEqual([
       expect.objectContaining({ job: 'retry-callbacks', ok: true, affected: 1 }),
     ]);
-    const record = await logs.findOneByOrFail({ queueId: 'AAA0000004', recipient: 'jo@example.net' });
+    const record = await logs.findOneByOrFail({ queueId: 'AAA0000004', to: 'jo@example.net' });
     expect(record.status).toBe('delivered');
     expect(await events.findOneByOrFail({ eventKey: 'postmark:retry-test' })).toMatchObject({
       recordId: record.id,

@@ -252,7 +252,7 @@ describe('Delivery reports (/api/v1/reports, /api/v1/admins/reports)', () => {
   });
 
   it('logs/:id: the record with its events; another company’s is a 404, a malformed id a 400', async () => {
-    const mine = await logs.findOneByOrFail({ recipient: 'b@example.net', queueId: 'AA1A1A1A1' });
+    const mine = await logs.findOneByOrFail({ to: 'b@example.net', queueId: 'AA1A1A1A1' });
     const res = await get(`/api/v1/reports/logs/${mine.id}`, owner.accessToken).expect(200);
     expect(res.body.data).toMatchObject({
       id: mine.id,
@@ -265,7 +265,7 @@ describe('Delivery reports (/api/v1/reports, /api/v1/admins/reports)', () => {
       'delivered',
       'opened',
     ]);
-    const theirs = await logs.findOneByOrFail({ recipient: 'b@example.net', queueId: 'BB1A1A1A1' });
+    const theirs = await logs.findOneByOrFail({ to: 'b@example.net', queueId: 'BB1A1A1A1' });
     expectFailure((await get(`/api/v1/reports/logs/${theirs.id}`, owner.accessToken).expect(404)).body, 404);
     expectFailure((await get('/api/v1/reports/logs/not-an-id', owner.accessToken).expect(400)).body, 400);
   });

@@ -14,12 +14,18 @@ export class EntityRowReader<T extends ObjectLiteral> {
     private readonly dataSource: DataSource,
     entity: EntityTarget<T>,
     private readonly alias: string,
+    /** Properties not read (a large column a reader does not want): left as the entity has them. */
+    omit: ReadonlyArray<keyof T & string> = [],
   ) {
     this.metadata = dataSource.getMetadata(entity);
     // A foreign key declared as its own column (`companyId`) shares its metadata with the relation
     // (`company`); it is read into the id property. A join column with no property of its own is skipped.
     this.columns = this.metadata.columns.filter(
-      (c) => c.isSelect && !c.embeddedMetadata && c.propertyName !== c.relationMetadata?.propertyName,
+      (c) =>
+        c.isSelect &&
+        !c.embeddedMetadata &&
+        c.propertyName !== c.relationMetadata?.propertyName &&
+        !omit.includes(c.propertyName as keyof T & string),
     );
   }
 

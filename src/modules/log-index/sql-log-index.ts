@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Brackets, EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
 import { containsPattern } from '../../common/search';
+import { EntityRowReader } from '../../database/entity-row-reader';
 import { SqlDialect } from '../../database/sql-dialect';
 import {
   CLEAN_STATUSES,
@@ -25,33 +26,6 @@ const WRITE_CHUNK = 500;
  * time or less; 250 saved nothing more and was slower.
  */
 const STREAM_BATCH = 500;
-/** The entity fields the export reads (all but `events`); raw rows name them `log_<column>`. */
-const STREAM_FIELDS: ReadonlyArray<keyof CleanLog> = [
-  'id',
-  'companyId',
-  'companyUuid',
-  'host',
-  'queueId',
-  'messageId',
-  'sender',
-  'senderDomain',
-  'recipient',
-  'origTo',
-  'status',
-  'dsn',
-  'response',
-  'relay',
-  'delay',
-  'size',
-  'clientIp',
-  'saslUsername',
-  'remoteQueueId',
-  'attempts',
-  'opened',
-  'clicked',
-  'firstSeenAt',
-  'lastEventAt',
-];
 
 /**
  * The clean-log index in the service's own database (the default): the `clean_logs` table with
@@ -62,6 +36,10 @@ const STREAM_FIELDS: ReadonlyArray<keyof CleanLog> = [
 @Injectable()
 export class SqlLogIndex extends LogIndex {
   readonly kind = 'sql' as const;
+  /** The export's reader: every column but `events`, from rows fetched raw. */
+  private readonly streamed: EntityRowReader<CleanLog>;
+  /** The columns a write overwrites: all but the key. */
+  private readonly updated: Array<keyof CleanLog>;
 
   constructor(
     @InjectRepository(CleanLog) private readonly logs: Repository<CleanLog>,
@@ -69,6 +47,10 @@ export class SqlLogIndex extends LogIndex {
     private readonly dialect: SqlDialect,
   ) {
     super();
+    this.streamed = new EntityRowReader(logs.manager.connection, CleanLog, 'log', ['events']);
+    this.updated = logs.metadata.columns
+      .map((c) => c.propertyName as keyof CleanLog)
+      .filter((field) => field !== 'id');
   }
 
   /**
@@ -86,11 +68,7 @@ export class SqlLogIndex extends LogIndex {
         manager,
       ));
     const before = new Map(stored.map((r) => [r.id, r]));
-    const rows = records.map(toRow);
-    await this.dialect.insertMany(manager, CleanLog, rows, {
-      key: ['id'],
-      update: (Object.keys(rows[0]) as Array<keyof CleanLog>).filter((field) => field !== 'id'),
-    });
+    await this.dialect.insertMany(manager, CleanLog, records, { key: ['id'], update: this.updated });
     const deltas = new Map<string, { key: DayCell; records: number; opened: number; clicked: number }>();
     const move = (r: CleanRecord, sign: 1 | -1) => {
       const key = dayCellOf(r);
@@ -118,16 +96,16 @@ export class SqlLogIndex extends LogIndex {
   async getMany(ids: string[], within?: EntityManager): Promise<CleanRecord[]> {
     if (!ids.length) return [];
     const repo = within ? within.getRepository(CleanLog) : this.logs;
-    const rows: CleanLog[] = [];
+    const records: CleanRecord[] = [];
     for (let i = 0; i < ids.length; i += WRITE_CHUNK) {
-      rows.push(
+      records.push(
         ...(await repo
           .createQueryBuilder('log')
           .where('log.id IN (:...ids)', { ids: ids.slice(i, i + WRITE_CHUNK) })
           .getMany()),
       );
     }
-    return rows.map(fromRow);
+    return records;
   }
 
   async locate(
@@ -147,13 +125,13 @@ export class SqlLogIndex extends LogIndex {
       for (let i = 0; i < values.length; i += WRITE_CHUNK) {
         const rows = await repo
           .createQueryBuilder('log')
-          .select(['log.id', 'log.host', 'log.queueId', 'log.recipient', 'log.messageId', 'log.companyId'])
+          .select(['log.id', 'log.host', 'log.queueId', 'log.to', 'log.messageId', 'log.companyId'])
           .where(`log.${column} IN (:...values)`, { values: values.slice(i, i + WRITE_CHUNK) })
           .getMany();
         for (const row of rows) {
-          if (wanted.has(row.recipient)) {
-            const { id, host, queueId, recipient, messageId, companyId } = row;
-            found.set(id, { id, host, queueId, recipient, messageId, companyId });
+          if (wanted.has(row.to)) {
+            const { id, host, queueId, to, messageId, companyId } = row;
+            found.set(id, { id, host, queueId, recipient: to, messageId, companyId });
           }
         }
       }
@@ -228,8 +206,8 @@ export class SqlLogIndex extends LogIndex {
     limit: number,
     after?: LogPosition,
   ): Promise<{ items: CleanRecord[]; total: number }> {
-    const [rows, total] = await Promise.all([this.page(filter, limit, after), this.total(filter)]);
-    return { items: rows.map(fromRow), total };
+    const [items, total] = await Promise.all([this.page(filter, limit, after), this.total(filter)]);
+    return { items, total };
   }
 
   /**
@@ -243,15 +221,20 @@ export class SqlLogIndex extends LogIndex {
     let left = max;
     while (left > 0) {
       if (after) await nextTurn();
-      // Raw rows, not entities: a million of them are read here, and the events are not wanted.
-      const qb = this.filtered(filter, after)
-        .select(STREAM_FIELDS.map((field) => `log.${field}`))
+      // Raw rows read by the entity's own reader, not hydrated by the query builder: a million of
+      // them are read here, and the events are not wanted.
+      const rows = await this.filtered(filter, after)
+        .select(this.streamed.selectList())
         .orderBy('log.last_event_at', 'DESC')
         .addOrderBy('log.id', 'DESC')
-        .limit(Math.min(STREAM_BATCH, left));
-      const rows = await qb.getRawMany<Record<string, unknown>>();
+        .limit(Math.min(STREAM_BATCH, left))
+        .getRawMany<Record<string, unknown>>();
       if (!rows.length) return;
-      const records = rows.map(fromRawRow);
+      const records = rows.map((raw) => {
+        const record = this.streamed.read(Object.values(raw));
+        record.events = [];
+        return record;
+      });
       yield records;
       left -= records.length;
       const last = records[records.length - 1];
@@ -405,103 +388,4 @@ function groupCounts(rows: CountRow[]): GroupedCounts[] {
     byKey.set(key, counts);
   }
   return [...byKey].map(([key, counts]) => ({ key, counts }));
-}
-
-function toRow(r: CleanRecord): CleanLog {
-  return {
-    id: r.id,
-    companyId: r.companyId,
-    companyUuid: r.companyUuid,
-    host: r.host,
-    queueId: r.queueId,
-    messageId: r.messageId,
-    sender: r.from,
-    senderDomain: r.senderDomain,
-    recipient: r.to,
-    origTo: r.origTo,
-    status: r.status,
-    dsn: r.dsn,
-    response: r.response,
-    relay: r.relay,
-    delay: r.delay,
-    size: r.size,
-    clientIp: r.clientIp,
-    saslUsername: r.saslUsername,
-    remoteQueueId: r.remoteQueueId,
-    attempts: r.attempts,
-    opened: r.opened,
-    clicked: r.clicked,
-    firstSeenAt: r.firstSeenAt,
-    lastEventAt: r.lastEventAt,
-    events: r.events,
-  };
-}
-
-/** A raw row (`log_<column>`, as the query builder names selected columns) without events. */
-function fromRawRow(raw: Record<string, unknown>): CleanRecord {
-  const v = (column: string) => raw[`log_${column}`];
-  const text = (column: string) => (v(column) === null || v(column) === undefined ? null : String(v(column)));
-  const num = (column: string) => (v(column) === null || v(column) === undefined ? null : Number(v(column)));
-  const date = (column: string) => {
-    const value = v(column);
-    // SQLite hands back its stored UTC text, PostgreSQL a Date.
-    return value instanceof Date ? value : new Date(`${String(value).replace(' ', 'T')}Z`);
-  };
-  return {
-    id: String(v('id')),
-    companyId: num('company_id'),
-    companyUuid: text('company_uuid'),
-    host: String(v('host')),
-    queueId: text('queue_id'),
-    messageId: text('message_id'),
-    from: String(v('sender')),
-    senderDomain: text('sender_domain'),
-    to: String(v('recipient')),
-    origTo: text('orig_to'),
-    status: String(v('status')) as CleanStatus,
-    dsn: text('dsn'),
-    response: text('response'),
-    relay: text('relay'),
-    delay: num('delay'),
-    size: num('size'),
-    clientIp: text('client_ip'),
-    saslUsername: text('sasl_username'),
-    remoteQueueId: text('remote_queue_id'),
-    attempts: Number(v('attempts')),
-    opened: Boolean(v('opened')),
-    clicked: Boolean(v('clicked')),
-    firstSeenAt: date('first_seen_at'),
-    lastEventAt: date('last_event_at'),
-    events: [],
-  };
-}
-
-function fromRow(row: CleanLog): CleanRecord {
-  return {
-    id: row.id,
-    companyId: row.companyId,
-    companyUuid: row.companyUuid,
-    host: row.host,
-    queueId: row.queueId,
-    messageId: row.messageId,
-    from: row.sender,
-    senderDomain: row.senderDomain,
-    to: row.recipient,
-    origTo: row.origTo,
-    status: row.status as CleanStatus,
-    dsn: row.dsn,
-    response: row.response,
-    relay: row.relay,
-    delay: row.delay === null ? null : Number(row.delay),
-    size: row.size,
-    clientIp: row.clientIp,
-    saslUsername: row.saslUsername,
-    remoteQueueId: row.remoteQueueId,
-    attempts: row.attempts,
-    opened: Boolean(row.opened),
-    clicked: Boolean(row.clicked),
-    firstSeenAt: row.firstSeenAt,
-    lastEventAt: row.lastEventAt,
-    events: row.events,
-  };
 }

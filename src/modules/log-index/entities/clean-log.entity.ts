@@ -1,15 +1,19 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { DATETIME } from '../../../database/column-types';
-import type { CleanEvent } from '../clean-record';
+import type { CleanEvent, CleanRecord, CleanStatus } from '../clean-record';
 
 const json = {
   to: (value: CleanEvent[] | undefined) => (value === undefined ? undefined : JSON.stringify(value)),
   from: (value: string | null) => (value ? (JSON.parse(value) as CleanEvent[]) : []),
 };
 
-/** The SQL clean-log index's row: one clean record (see clean-record.ts). */
+/**
+ * The SQL clean-log index's row: one clean record (see clean-record.ts), under the record's own
+ * property names, so a record is written and read back as it is. Two columns keep the names they
+ * had before the record's: `from` is stored as `sender`, `to` as `recipient`.
+ */
 @Entity('clean_logs')
-export class CleanLog {
+export class CleanLog implements CleanRecord {
   @PrimaryColumn({ type: 'varchar', length: 64 })
   id: string;
 
@@ -28,20 +32,20 @@ export class CleanLog {
   @Column({ type: 'varchar', length: 500, nullable: true })
   messageId: string | null;
 
-  @Column({ type: 'varchar', length: 320 })
-  sender: string;
+  @Column({ type: 'varchar', length: 320, name: 'sender' })
+  from: string;
 
   @Column({ type: 'varchar', length: 255, nullable: true })
   senderDomain: string | null;
 
-  @Column({ type: 'varchar', length: 320 })
-  recipient: string;
+  @Column({ type: 'varchar', length: 320, name: 'recipient' })
+  to: string;
 
   @Column({ type: 'varchar', length: 320, nullable: true })
   origTo: string | null;
 
   @Column({ type: 'varchar', length: 16 })
-  status: string;
+  status: CleanStatus;
 
   @Column({ type: 'varchar', length: 16, nullable: true })
   dsn: string | null;
