@@ -9,7 +9,7 @@ import { RelayDecisionService } from '../src/modules/internal/relay-decision.ser
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
 import { PolicyServer } from '../src/policy-server/policy-server';
-import { bearer, createActiveUser } from './support/factories';
+import { bearer, createActiveUser, storeDomain } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
 const LOG_KEY = 'log-shipper-key-for-tests-0123456789abcdef';
@@ -76,22 +76,8 @@ describe('Who sent it: one attribution rule', () => {
 
   /** What the domains area commits and announces when a domain is verified (or deleted: null). */
   async function domain(owner: Company, name: string, status: 'verified' | null): Promise<void> {
-    const domains = t.dataSource.getRepository(Domain);
-    await domains.delete({ name });
-    if (status) {
-      await domains.save(
-        domains.create({
-          companyId: owner.id,
-          name,
-          status,
-          verificationToken: 'token',
-          dkimSelector: 'relay1',
-          dkimPublicKey: 'public',
-          dkimPrivateKey: 'private',
-          records: [],
-        }),
-      );
-    }
+    await t.dataSource.getRepository(Domain).delete({ name });
+    if (status) await storeDomain(t, owner.id, name, status);
     t.app.get(DomainEvents).emit({ companyId: owner.id, name });
   }
 

@@ -1,6 +1,5 @@
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { CompanyAuditEvent } from '../src/modules/companies/entities/company-audit-event.entity';
-import { Domain } from '../src/modules/domains/entities/domain.entity';
 import {
   bearer,
   createActiveMember,
@@ -10,6 +9,7 @@ import {
   expectFailure,
   LoggedIn,
   RegisteredUser,
+  storeDomain,
 } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -43,21 +43,6 @@ describe('Mailbox suites (/api/v1/mailbox-suites, /public/company/script/:token)
   const download = (url: string) => t.http().get(new URL(url).pathname + new URL(url).search);
   const stored = () => t.dataSource.getRepository(Company).findOneByOrFail({ id: company.id });
 
-  async function addDomain(companyId: number, name: string, status: 'verified' | 'pending') {
-    await t.dataSource.getRepository(Domain).save(
-      t.dataSource.getRepository(Domain).create({
-        companyId,
-        name,
-        status,
-        verificationToken: 'token',
-        dkimSelector: 'relay1',
-        dkimPublicKey: 'public',
-        dkimPrivateKey: 'private',
-        records: [],
-      }),
-    );
-  }
-
   beforeAll(async () => {
     t = await createTestApp({
       env: {
@@ -69,9 +54,9 @@ describe('Mailbox suites (/api/v1/mailbox-suites, /public/company/script/:token)
     });
     owner = await createActiveUser(t);
     company = await t.dataSource.getRepository(Company).findOneByOrFail({ uuid: owner.companyUuid });
-    await addDomain(company.id, 'acme.co.id', 'verified');
-    await addDomain(company.id, 'xn--bcher-kva.example', 'verified');
-    await addDomain(company.id, 'pending.example', 'pending');
+    await storeDomain(t, company.id, 'acme.co.id', 'verified');
+    await storeDomain(t, company.id, 'xn--bcher-kva.example', 'verified');
+    await storeDomain(t, company.id, 'pending.example', 'pending');
 
     member = await createActiveMember(t, owner);
     admin = await createAdmin(t, 'admin');

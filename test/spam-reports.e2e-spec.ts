@@ -1,12 +1,11 @@
 import { Repository } from 'typeorm';
 import { CompanyAuditEvent } from '../src/modules/companies/entities/company-audit-event.entity';
 import { Company } from '../src/modules/companies/entities/company.entity';
-import { Domain } from '../src/modules/domains/entities/domain.entity';
 import { Notification } from '../src/modules/notifications/entities/notification.entity';
 import { SpamReport } from '../src/modules/spam-reports/entities/spam-report.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
 import { User } from '../src/modules/users/entities/user.entity';
-import { countRows, createActiveUser, createAdmin, expectFailure } from './support/factories';
+import { countRows, createActiveUser, createAdmin, expectFailure, storeDomain } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
 const API_KEY = 'internal-api-key-for-tests-0123456789abcdef';
@@ -138,36 +137,14 @@ describe('Spam reports (POST /api/v1/spamming-mail)', () => {
 
   it('finds the company by the verified domain of the sender', async () => {
     const acme = await company();
-    await t.dataSource.getRepository(Domain).save(
-      t.dataSource.getRepository(Domain).create({
-        companyId: acme.id,
-        name: 'spam-sender.test',
-        status: 'verified',
-        verificationToken: 'token',
-        dkimSelector: 'rs202611',
-        dkimPublicKey: 'key',
-        dkimPrivateKey: 'sealed',
-        records: [],
-      }),
-    );
+    await storeDomain(t, acme.id, 'spam-sender.test');
     const res = await report({ sender: 'News@Spam-Sender.TEST', messageId: '<by-sender@x>' }).expect(201);
     expect((await reports.findOneByOrFail({ uuid: res.body.data.reportUuid })).companyId).toBe(acme.id);
   });
 
   it('names the company by the one attribution rule: a relay username in any case, a U-label sender', async () => {
     const acme = await company();
-    await t.dataSource.getRepository(Domain).save(
-      t.dataSource.getRepository(Domain).create({
-        companyId: acme.id,
-        name: 'xn--spm-sender-r5a.test',
-        status: 'verified',
-        verificationToken: 'token',
-        dkimSelector: 'rs202611',
-        dkimPublicKey: 'key',
-        dkimPrivateKey: 'sealed',
-        records: [],
-      }),
-    );
+    await storeDomain(t, acme.id, 'xn--spm-sender-r5a.test');
     const cases = [
       { relayUsername: acme.relayUsername.toUpperCase() },
       { sender: 'news@späm-sender.test' },

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AdminsService } from '../../src/modules/admins/admins.service';
 import { AdminRoleName } from '../../src/modules/admins/entities/admin-role.entity';
 import { Company } from '../../src/modules/companies/entities/company.entity';
+import { Domain, DomainStatus } from '../../src/modules/domains/entities/domain.entity';
 import { TestApp } from './test-app';
 import { tokenFromLink } from './smtp-sink';
 
@@ -121,6 +122,31 @@ export async function createAdmin(t: TestApp, roleName: AdminRoleName = 'superAd
 export const bearer = (token: string): [string, string] => ['authorization', `Bearer ${token}`];
 
 /** Row count of a table, for "nothing was written" assertions. */
+/**
+ * A sender domain of a company written straight into the database (no DNS check, no key pair
+ * generated): for tests that need a domain in a given state, not the domains area's behaviour.
+ */
+export async function storeDomain(
+  t: TestApp,
+  companyId: number,
+  name: string,
+  status: DomainStatus = 'verified',
+): Promise<Domain> {
+  const domains = t.dataSource.getRepository(Domain);
+  return domains.save(
+    domains.create({
+      companyId,
+      name,
+      status,
+      verificationToken: 'token',
+      dkimSelector: 'relay1',
+      dkimPublicKey: 'public',
+      dkimPrivateKey: 'private',
+      records: [],
+    }),
+  );
+}
+
 export async function countRows(t: TestApp, table: string): Promise<number> {
   const rows: Array<{ n: string | number }> = await t.dataSource.query(`SELECT COUNT(*) AS n FROM ${table}`);
   return Number(rows[0].n);
