@@ -21,6 +21,7 @@ import { InternalModule } from './modules/internal/internal.module';
 import { JobsModule } from './modules/jobs/jobs.module';
 import { MailModule } from './modules/mail/mail.module';
 import { MailboxSuitesModule } from './modules/mailbox-suites/mailbox-suites.module';
+import { MetricsModule } from './modules/metrics/metrics.module';
 import { NotificationsModule } from './modules/notifications/notifications.module';
 import { PackagesModule } from './modules/packages/packages.module';
 import { PaymentGatewayModule } from './modules/payment-gateway/payment-gateway.module';
@@ -56,6 +57,7 @@ import { UsersModule } from './modules/users/users.module';
     MailboxSuitesModule,
     CrmModule,
     HealthModule,
+    MetricsModule,
   ],
   providers: [
     { provide: APP_PIPE, useClass: AppValidationPipe },

@@ -10,6 +10,7 @@ import { registerTextParsers } from './common/http/text-body-parser';
 import { inMemoryMultipart } from './common/http/in-memory-multipart';
 import { registerResponseEnvelope } from './common/http/response-envelope.hook';
 import { securityHeaders } from './common/http/security-headers';
+import { registerHttpMetrics } from './modules/metrics/http-metrics';
 import { OPENAPI_TAGS } from './common/swagger/openapi-tags';
 import { bindRequestContext, requestIdOf, ROOT_LOGGER } from './common/logging/logger.options';
 import { AppConfig } from './config/app-config';
@@ -61,6 +62,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   const staticHeaders = { ...securityHeaders(), vary: 'Origin' };
   bindRequestContext(fastify, app.get(ROOT_LOGGER), staticHeaders, createCorsHandler(config.corsOrigins));
   registerResponseEnvelope(fastify);
+  // Requests by route pattern and status, with their latency (GET /metrics).
+  registerHttpMetrics(fastify);
 
   // Uploads (payment proofs): streamed, limits enforced while streaming, kept in memory.
   await app.register(inMemoryMultipart, { limits: MULTIPART_LIMITS });
@@ -83,7 +86,8 @@ function buildOpenApiConfig() {
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
     .addBasicAuth({ type: 'http', scheme: 'basic' }, 'basic')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'x-api-key' }, 'api-key')
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'x-callback-token' }, 'callback-token');
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'x-callback-token' }, 'callback-token')
+    .addSecurity('metrics-token', { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN' });
   for (const tag of OPENAPI_TAGS) builder.addTag(tag.name, tag.description);
   return builder.build();
 }

@@ -43,6 +43,8 @@ const FILE_DOWNLOADS = new Set([
   'GET /api/v1/suppression/export',
   'GET /api/v1/reports/logs/export',
   'GET /public/company/script/:token',
+  // Not a file: the Prometheus text format.
+  'GET /metrics',
 ]);
 
 /** Multipart uploads (the file in field `file`) instead of a JSON body. */
@@ -146,12 +148,13 @@ describe('OpenAPI document', () => {
     expect(raw.sort()).toEqual([...FILE_DOWNLOADS].sort());
   });
 
-  it('declares the security schemes bearer, basic, api-key and callback-token', () => {
+  it('declares the security schemes bearer, basic, api-key, callback-token and metrics-token', () => {
     expect(doc.components.securitySchemes).toEqual({
       bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
       basic: { type: 'http', scheme: 'basic' },
       'api-key': { type: 'apiKey', in: 'header', name: 'x-api-key' },
       'callback-token': { type: 'apiKey', in: 'header', name: 'x-callback-token' },
+      'metrics-token': { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN' },
     });
   });
 
@@ -256,7 +259,10 @@ describe('OpenAPI document', () => {
       if (op.security?.some((s) => 'bearer' in s) && !/refresh|revoke/.test(key)) {
         expect([key, statuses]).toEqual([key, expect.arrayContaining(['401', '403'])]);
       }
-      if (op.security?.some((s) => !('bearer' in s))) {
+      // A machine credential answers 503 while unset; the metrics token falls back to loopback (403).
+      if (op.security?.some((s) => 'metrics-token' in s)) {
+        expect([key, statuses]).toEqual([key, expect.arrayContaining(['401', '403'])]);
+      } else if (op.security?.some((s) => !('bearer' in s))) {
         expect([key, statuses]).toEqual([key, expect.arrayContaining(['401', '503'])]);
       }
       if (op.requestBody) expect([key, statuses]).toEqual([key, expect.arrayContaining(['400'])]);

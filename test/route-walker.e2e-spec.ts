@@ -95,6 +95,8 @@ describe('Route walker: every route is closed unless listed as public', () => {
         PAYMENT_CALLBACK_TOKEN: 'walker-callback-token-0123456789',
         MAIL_PROVIDER_WEBHOOK_USER: 'walker',
         MAIL_PROVIDER_WEBHOOK_PASSWORD: 'walker-password-0123456789',
+        // Set, so /metrics asks for it; unset it would answer the walker's loopback requests.
+        METRICS_TOKEN: 'walker-metrics-token-0123456789abcdef',
       },
     });
     routes = walkableRoutes(t);

@@ -12,6 +12,7 @@ import {
   Matches,
   Max,
   Min,
+  MinLength,
   validateSync,
 } from 'class-validator';
 import { createSecretKey, KeyObject, randomBytes } from 'node:crypto';
@@ -179,7 +180,27 @@ export class EnvironmentVariables {
   MILTER_PORT = 10042;
 
   /**
-   * The address the relay agent's three listeners bind. SMTP AUTH carries passwords in clear:
+   * Port of the relay agent's HTTP listener (`GET /health`, `GET /metrics`); 0 turns it off.
+   * It binds RELAY_AGENT_HOST like the others.
+   */
+  @Transform((p) => toInt({ value: emptyTo(10043)(p) }))
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  AGENT_HTTP_PORT = 10043;
+
+  /**
+   * The bearer token of `GET /metrics` (API and relay agent), at least 32 characters; unset,
+   * metrics are served to loopback only.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'METRICS_TOKEN must be at least 32 characters long' })
+  METRICS_TOKEN?: string;
+
+  /**
+   * The address the relay agent's listeners bind. SMTP AUTH carries passwords in clear:
    * never an address reachable beyond a private network.
    */
   @Transform(emptyTo('127.0.0.1'))

@@ -5,12 +5,13 @@ import { DatabaseModule } from '../database/database.module';
 import { AttributionModule } from '../modules/attribution/attribution.module';
 import { DomainSigningModule } from '../modules/domains/domain-signing.module';
 import { RelayDecisionModule } from '../modules/internal/relay-decision.module';
+import { MetricsServiceModule } from '../modules/metrics/metrics.module';
 import { RelayMilterDecisions } from './relay-milter-decisions';
 import { SaslModule } from './sasl/sasl.module';
 
 /**
  * What `npm run relay-agent` loads: configuration, logs, the database, the relay decision, SMTP
- * AUTH and the milter's decisions (attribution and DKIM keys).
+ * AUTH, the milter's decisions (attribution and DKIM keys) and the metrics of its HTTP listener.
  */
 @Module({
   imports: [
@@ -21,6 +22,7 @@ import { SaslModule } from './sasl/sasl.module';
     SaslModule,
     AttributionModule,
     DomainSigningModule,
+    MetricsServiceModule,
   ],
   providers: [RelayMilterDecisions],
 })

@@ -1,7 +1,10 @@
 import { INestApplicationContext, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { RelayDecisionService } from '../modules/internal/relay-decision.service';
+import { MetricsService } from '../modules/metrics/metrics.service';
 import { PolicyServer } from '../policy-server/policy-server';
+import { DataSource } from 'typeorm';
+import { AgentHttpServer } from './agent-http-server';
 import { MilterServer } from './milter/milter-server';
 import { RelayMilterDecisions } from './relay-milter-decisions';
 import { RelayAuthenticator } from './sasl/relay-authenticator';
@@ -13,10 +16,13 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-export type ListenerName = 'policy' | 'sasl' | 'milter';
+export type ListenerName = 'policy' | 'sasl' | 'milter' | 'http';
 
-/** A port for each listener: a number, 0 for off, or `any` for a free one (tests). */
-export type ListenerPorts = Record<ListenerName, number | 'any'>;
+/**
+ * A port for each listener: a number, 0 for off, or `any` for a free one (tests). The HTTP
+ * listener (`/health`, `/metrics`) is off when not given.
+ */
+export type ListenerPorts = Record<Exclude<ListenerName, 'http'>, number | 'any'> & { http?: number | 'any' };
 
 export interface RunningRelayAgent {
   /** The port each listener that is on listens on. */
@@ -44,9 +50,19 @@ export function milterServer(app: INestApplicationContext): MilterServer {
   });
 }
 
-/** The ports of the configuration (POLICY_PORT, SASL_PORT, MILTER_PORT; 0 turns a listener off). */
+/** `GET /health` and `GET /metrics` of the agent (AGENT_HTTP_PORT). */
+export function agentHttpServer(app: INestApplicationContext): AgentHttpServer {
+  return new AgentHttpServer(
+    app.get(MetricsService),
+    app.get(DataSource),
+    app.get(AppConfig).env.METRICS_TOKEN,
+  );
+}
+
+/** The ports of the configuration (POLICY_PORT, SASL_PORT, MILTER_PORT, AGENT_HTTP_PORT; 0 turns a listener off). */
 export function configuredPorts(config: AppConfig): ListenerPorts {
-  return { policy: config.env.POLICY_PORT, sasl: config.env.SASL_PORT, milter: config.env.MILTER_PORT };
+  const env = config.env;
+  return { policy: env.POLICY_PORT, sasl: env.SASL_PORT, milter: env.MILTER_PORT, http: env.AGENT_HTTP_PORT };
 }
 
 /**
@@ -63,6 +79,7 @@ export async function startRelayAgent(
     policy: { label: 'Postfix policy service', create: () => policyServer(app) },
     sasl: { label: 'SMTP AUTH (Dovecot protocol)', create: () => saslServer(app) },
     milter: { label: 'Milter (DKIM signing, From alignment)', create: () => milterServer(app) },
+    http: { label: 'HTTP (/health, /metrics)', create: () => agentHttpServer(app) },
   };
   const running: Listener[] = [];
   const bound: RunningRelayAgent['ports'] = {};
@@ -71,7 +88,7 @@ export async function startRelayAgent(
   };
   try {
     for (const name of Object.keys(factories) as ListenerName[]) {
-      const port = ports[name];
+      const port = ports[name] ?? 0;
       if (port === 0) continue;
       const listener = factories[name].create();
       bound[name] = await listener.listen(port === 'any' ? 0 : port, host);

@@ -96,4 +96,8 @@ export const OPENAPI_TAGS: ReadonlyArray<{ name: string; description: string }> 
     description: 'Webhooks of outside systems, each behind its own machine credential.',
   },
   { name: 'health', description: 'Liveness and readiness probes; public and not rate limited.' },
+  {
+    name: 'metrics',
+    description: 'Prometheus metrics of the process, for METRICS_TOKEN (or loopback while it is unset).',
+  },
 ];

@@ -9,6 +9,7 @@ import { sha256 } from './clean-record-builder';
 import { DeliveryFacts } from './delivery-facts';
 import { DeliveryRecordsService } from './delivery-records.service';
 import { Job } from '../jobs/job.decorator';
+import { countLogBatch } from '../metrics/metrics';
 import { LogBatch } from './entities/log-batch.entity';
 import { parsePostfixMessage, parseSyslogLine } from './parsing/postfix-line';
 import { factsOf, ParsedLine, queueKey } from './parsing/queue-facts';
@@ -64,12 +65,14 @@ export class LogBatchesService {
       records: null,
     });
     const received = await this.inbox.receive(batch, (stored) => this.apply(stored, lines.parsed));
-    return {
+    const result = {
       accepted: lines.accepted,
       parsed: lines.parsed.length,
       skipped: lines.accepted - lines.parsed.length,
       records: received.kind === 'applied' ? (received.applied.record?.records ?? 0) : 0,
     };
+    if (received.kind === 'applied') countLogBatch(result);
+    return result;
   }
 
   /** For the retry job: batches stored but not applied (a crash, a database error). */

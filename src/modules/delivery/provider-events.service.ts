@@ -5,6 +5,7 @@ import { InboundEventInbox } from '../../database/inbound-events';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { Job } from '../jobs/job.decorator';
+import { providerEvents } from '../metrics/metrics';
 import { DeliveryRecordsService } from './delivery-records.service';
 import { ProviderEventsResultDto } from './dto/provider-events.dto';
 import { ProviderEvent } from './entities/provider-event.entity';
@@ -57,6 +58,7 @@ export class ProviderEventsService {
         ambiguous = await this.apply(em, events);
       },
     );
+    for (const event of applied) providerEvents.inc({ type: event.type });
     return {
       accepted: applied.length - ambiguous,
       duplicates: batch.events.length - applied.length,

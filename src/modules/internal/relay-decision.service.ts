@@ -3,6 +3,7 @@ import { AppConfig } from '../../config/app-config';
 import { CompanyAttribution } from '../attribution/company-attribution.service';
 import { senderDomainOf } from '../attribution/sender-identity';
 import { deriveRelayStatus, RelayStatus } from '../companies/relay-status';
+import { relayDecisions } from '../metrics/metrics';
 import { SuppressionLists } from '../suppression/suppression-lists';
 import { RelayDecision, RelayQuery } from './relay-decision';
 
@@ -30,6 +31,12 @@ export class RelayDecisionService {
   ) {}
 
   async decide(query: RelayQuery): Promise<RelayDecision> {
+    const decision = await this.decideFor(query);
+    relayDecisions.inc({ action: decision.action.split(' ', 1)[0], reason: decision.reason ?? '' });
+    return decision;
+  }
+
+  private async decideFor(query: RelayQuery): Promise<RelayDecision> {
     const company = await this.attribution.companyOf(query);
     if (!company) {
       return {

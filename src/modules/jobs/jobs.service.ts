@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { BadRequestError } from '../../common/errors/domain-error';
 import { SqlDialect } from '../../database/sql-dialect';
 import { JobRunDto } from './dto/job-response.dto';
+import { jobRuns } from '../metrics/metrics';
 import { JobRegistry } from './job-registry';
 
 /** How often each job of endpoints.md runs (cron with seconds), unless the job says otherwise. */
@@ -99,12 +100,15 @@ export class JobsService implements OnApplicationBootstrap, BeforeApplicationShu
         const outcome = await this.dialect.withNamedLock(name, () => this.registry.get(name)!.run());
         if (!outcome.acquired) {
           this.logger.debug(`Job ${name} skipped: it is running on another replica`);
+          jobRuns.inc({ job: name, result: 'skipped' });
           return result(true, 0, true);
         }
         if (outcome.result) this.logger.log(`Job ${name} changed ${outcome.result}`);
+        jobRuns.inc({ job: name, result: 'ok' });
         return result(true, outcome.result, false);
       } catch (err: unknown) {
         this.logger.error({ err, job: name }, `Job ${name} failed`);
+        jobRuns.inc({ job: name, result: 'failed' });
         return result(false, 0, false);
       } finally {
         this.running.delete(name);

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Socket } from 'node:net';
 import { TcpListener } from '../../common/net/tcp-listener';
+import { milterMessages } from '../../modules/metrics/metrics';
 import { BodyHash, dkimSignature, privateKeyOf, SigningKey } from './dkim-signature';
 import { fromAddresses, printableDomain } from './from-header';
 import { MilterDecisions } from './milter-decisions';
@@ -90,8 +91,12 @@ export class MilterServer extends TcpListener<MilterConnection> {
 type Outcome =
   | { kind: 'accept' }
   | { kind: 'sign'; key: SigningKey }
-  | { kind: 'refuse'; reply: string }
+  | { kind: 'refuse'; reply: string; reason: MilterRefusal }
   | { kind: 'tempfail' };
+
+/** Why the milter refused a message (the `reason` of `milter_messages_total`). */
+type MilterRefusal =
+  'header_too_big' | 'from_header_count' | 'from_without_address' | 'from_domain_not_verified';
 
 const ACCEPT: Outcome = { kind: 'accept' };
 const TEMPFAIL: Outcome = { kind: 'tempfail' };
@@ -309,13 +314,28 @@ class MilterConnection {
 
   private async outcomeOf(message: Message): Promise<Outcome> {
     if (message.asIs) return ACCEPT;
-    if (message.tooBig) return { kind: 'refuse', reply: '552 5.3.4 Message header size exceeds limit' };
+    if (message.tooBig)
+      return {
+        kind: 'refuse',
+        reply: '552 5.3.4 Message header size exceeds limit',
+        reason: 'header_too_big',
+      };
     const froms = message.headers.filter((h) => h.name.toLowerCase() === 'from');
     if (froms.length !== 1) {
-      return { kind: 'refuse', reply: `550 5.6.0 Message has ${froms.length} From headers, not one` };
+      return {
+        kind: 'refuse',
+        reply: `550 5.6.0 Message has ${froms.length} From headers, not one`,
+        reason: 'from_header_count',
+      };
     }
     const addresses = fromAddresses(froms[0].value);
-    if (addresses.length === 0) return { kind: 'refuse', reply: '550 5.6.0 From header has no address' };
+    if (addresses.length === 0) {
+      return {
+        kind: 'refuse',
+        reply: '550 5.6.0 From header has no address',
+        reason: 'from_without_address',
+      };
+    }
 
     const company = await this.decisions.companyOf({
       relayUsername: this.macro('auth_authen'),
@@ -332,7 +352,11 @@ class MilterConnection {
     if (foreign !== undefined && this.options.requireVerifiedDomain) {
       const shown = printableDomain(foreign.domain ?? foreign.written);
       this.logger.log(`Milter refused From domain ${shown} (company ${company?.id ?? 'none'})`);
-      return { kind: 'refuse', reply: `550 5.7.1 From domain ${shown} is not verified for this account` };
+      return {
+        kind: 'refuse',
+        reply: `550 5.7.1 From domain ${shown} is not verified for this account`,
+        reason: 'from_domain_not_verified',
+      };
     }
 
     const domain = addresses[0].domain;
@@ -355,10 +379,13 @@ class MilterConnection {
     this.message = null;
     switch (outcome.kind) {
       case 'accept':
+        milterMessages.inc({ outcome: 'accepted', reason: '' });
         return this.write(continueReply());
       case 'refuse':
+        milterMessages.inc({ outcome: 'refused', reason: outcome.reason });
         return this.write(replyCode(outcome.reply));
       case 'tempfail':
+        milterMessages.inc({ outcome: 'tempfailed', reason: '' });
         return this.write(tempfailReply());
       case 'sign':
         try {
@@ -369,7 +396,9 @@ class MilterConnection {
             new Date(),
           );
           this.write(Buffer.concat([insertHeader(0, header.name, header.value), continueReply()]));
+          milterMessages.inc({ outcome: 'signed', reason: '' });
         } catch (e: unknown) {
+          milterMessages.inc({ outcome: 'tempfailed', reason: '' });
           this.logger.error({ err: e }, `DKIM signing for ${outcome.key.domain} failed: tempfail`);
           this.write(tempfailReply());
         }

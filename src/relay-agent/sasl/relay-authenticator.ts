@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { RelayCredentials } from '../../modules/companies/relay-credentials';
+import { smtpAuthAttempts, smtpAuthBlockedAddresses } from '../../modules/metrics/metrics';
 import { AUTH_FAILURES, AuthFailures, clientKey } from './auth-failures';
 import type { SaslCredentials } from './sasl-protocol';
 
@@ -35,16 +36,21 @@ export class RelayAuthenticator {
       mech: attempt.mechanism,
     };
     if (failed >= MAX_FAILURES) {
+      smtpAuthAttempts.inc({ result: 'blocked' });
       this.logger.warn(context, 'SMTP AUTH refused: too many failures from this address');
       return null;
     }
     const account = await this.credentials.check(attempt.username, attempt.password);
     if (account) {
+      smtpAuthAttempts.inc({ result: 'success' });
       if (key && failed > 0) await this.failures.clear(key);
       this.logger.log({ ...context, user: account.relayUsername }, 'SMTP AUTH succeeded');
       return account.relayUsername;
     }
+    smtpAuthAttempts.inc({ result: 'failure' });
     if (key) await this.failures.add(key, FAILURE_WINDOW_MS);
+    // This failure blocks the address (the count read above, plus this one).
+    if (key && failed + 1 === MAX_FAILURES) smtpAuthBlockedAddresses.inc();
     this.logger.warn(context, 'SMTP AUTH failed');
     return null;
   }
