@@ -83,7 +83,20 @@ export function isHardBounce(dsn: string | null, response: string | null): boole
   );
 }
 
+/**
+ * Facts in time order, and those of one time in an order of their own, so that any arrival order
+ * gives the same record: delivery lines by their content, provider events by their id (the order
+ * they were stored in, the order they are read in).
+ */
 const byTime = <T extends { at: Date }>(a: T, b: T) => a.at.getTime() - b.at.getTime();
+const lineContent = (d: DeliveryFact) =>
+  JSON.stringify([d.status, d.dsn, d.response, d.relay, d.delay, d.origTo, d.remoteQueueId, d.recipient]);
+const lineOrder = (a: DeliveryFact, b: DeliveryFact) => {
+  if (byTime(a, b) !== 0) return byTime(a, b);
+  const [x, y] = [lineContent(a), lineContent(b)];
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+const eventOrder = (a: ProviderFact, b: ProviderFact) => byTime(a, b) || a.id - b.id;
 
 /** The record of one recipient of a queued message. */
 export function buildQueuedRecord(
@@ -92,7 +105,7 @@ export function buildQueuedRecord(
   providerEvents: ProviderFact[],
   company: RecordCompany | null,
 ): CleanRecord {
-  const lines = [...deliveries].sort(byTime);
+  const lines = [...deliveries].sort(lineOrder);
   const last = lines[lines.length - 1];
   const final = [...lines].reverse().find((d) => FINAL.has(d.status));
   const deciding = final ?? [...lines].reverse().find((d) => d.status === 'deferred') ?? last;
@@ -111,7 +124,7 @@ export function buildQueuedRecord(
   }
   let opened = false;
   let clicked = false;
-  for (const event of [...providerEvents].sort(byTime)) {
+  for (const event of [...providerEvents].sort(eventOrder)) {
     events.push({ at: event.at.toISOString(), status: event.type, dsn: event.dsn, response: event.reason });
     if (event.type === 'opened') opened = true;
     else if (event.type === 'clicked') clicked = true;
@@ -194,17 +207,30 @@ export function buildRejectRecord(
   };
 }
 
-/** Whether two versions of a record differ in anything stored. */
+/**
+ * Whether two versions of a record differ in anything stored, field by field: dates by their
+ * time (a stored record may hold them as text), numbers by value, the events one by one. The
+ * order of the keys does not matter.
+ */
 export function recordChanged(before: CleanRecord | undefined, after: CleanRecord): boolean {
   if (!before) return true;
-  return JSON.stringify(comparable(before)) !== JSON.stringify(comparable(after));
+  return !sameValue(before, after);
 }
 
-function comparable(r: CleanRecord): unknown {
-  return {
-    ...r,
-    delay: r.delay === null ? null : Number(r.delay),
-    firstSeenAt: new Date(r.firstSeenAt).getTime(),
-    lastEventAt: new Date(r.lastEventAt).getTime(),
-  };
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || a === undefined || b === undefined) return false;
+  if (a instanceof Date || b instanceof Date)
+    return new Date(a as Date).getTime() === new Date(b as Date).getTime();
+  if (typeof a === 'number' || typeof b === 'number') return Number(a) === Number(b);
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameValue(x, b[i]))
+    );
+  }
+  if (typeof a !== 'object' || typeof b !== 'object') return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const keys = new Set([...Object.keys(left), ...Object.keys(right)]);
+  return [...keys].every((key) => sameValue(left[key], right[key]));
 }
