@@ -386,4 +386,87 @@ describe('Outage of PostgreSQL and Redis, survived (e2e)', () => {
       ]),
     ).toBe(logs.accepted.length);
   }, 90_000);
+
+  it('Redis killed: login limits and SMTP AUTH failures are counted in the process, nothing answers 500; counted in Redis again after its restart', async () => {
+    const { createActiveUser, bearer, uniqueEmail } = factories;
+    const { MAX_FAILURES } = await import('../src/relay-agent/sasl/relay-authenticator');
+    const owner = await createActiveUser(t);
+    const relay = (
+      await t
+        .http()
+        .post(`/api/v1/companies/${owner.companyUuid}/relay-password`)
+        .set(...bearer(owner.accessToken))
+        .expect(200)
+    ).body.data as { relayUsername: string; relayPassword: string };
+    const wrongLogin = (email: string) =>
+      t.http().post('/api/v1/users/login').send({ email, password: 'not the password' });
+    const sasl = await SaslTestClient.connect(ports.sasl);
+    await sasl.handshake();
+    try {
+      // Counted in Redis while it runs.
+      await redisProbe.connect();
+      const counted = uniqueEmail('counted');
+      expect((await wrongLogin(counted)).status).toBe(401);
+      expect(await redisProbe.keys(`rl:login:*${counted}`)).toHaveLength(1);
+      const rip = freshRip();
+      expect(await sasl.plain(relay.relayUsername, 'wrong', { rip })).toMatch(/^FAIL\t/);
+      expect(await redisProbe.get(`sasl-fail:${rip}`)).toBe('1');
+      redisProbe.disconnect();
+
+      await redis.kill();
+
+      // The API: answers as usual, the login limit counted in the process.
+      const email = uniqueEmail('limited');
+      const answers: number[] = [];
+      for (let i = 0; i <= LOGIN_LIMIT; i++) {
+        const res = await wrongLogin(email);
+        answers.push(res.status);
+        if (res.status === 429) expect(res.body).toMatchObject({ status: 'failed', code: 429, data: null });
+      }
+      expect(answers).toEqual([...Array<number>(LOGIN_LIMIT).fill(401), 429]);
+      const read = await t
+        .http()
+        .get(`/api/v1/companies/${owner.companyUuid}`)
+        .set(...bearer(owner.accessToken));
+      expect(read.status).toBe(200);
+      expect((await t.http().get('/health')).status).toBe(200);
+
+      // SMTP AUTH: the failures of an address counted in the process block it, the others log in.
+      const blocked = freshRip();
+      for (let i = 0; i < MAX_FAILURES; i++) {
+        expect(await sasl.plain(relay.relayUsername, `wrong ${i}`, { rip: blocked })).toMatch(/^FAIL\t/);
+      }
+      expect(await sasl.plain(relay.relayUsername, relay.relayPassword, { rip: blocked })).toMatch(/^FAIL\t/);
+      expect(await sasl.plain(relay.relayUsername, relay.relayPassword, { rip: freshRip() })).toMatch(
+        /^OK\t/,
+      );
+
+      // Back in Redis within 10 s of its restart, nothing restarted.
+      await redis.start();
+      await redisProbe.connect();
+      await until(
+        async () => {
+          const probe = uniqueEmail('back');
+          expect((await wrongLogin(probe)).status).toBe(401);
+          return (await redisProbe.keys(`rl:login:*${probe}`)).length === 1;
+        },
+        'login attempts are counted in Redis again',
+        RECOVERY_MS,
+      );
+      await until(
+        async () => {
+          const probe = freshRip();
+          expect(await sasl.plain(relay.relayUsername, 'wrong', { rip: probe })).toMatch(/^FAIL\t/);
+          return (await redisProbe.get(`sasl-fail:${probe}`)) === '1';
+        },
+        'SMTP AUTH failures are counted in Redis again',
+        RECOVERY_MS,
+      );
+      // The address blocked during the outage stays blocked.
+      expect(await sasl.plain(relay.relayUsername, relay.relayPassword, { rip: blocked })).toMatch(/^FAIL\t/);
+    } finally {
+      sasl.close();
+      redisProbe.disconnect();
+    }
+  }, 60_000);
 });

@@ -52,12 +52,14 @@ if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1])
 return {count, ttl}`;
 
 /**
- * Counters shared by every replica (REDIS_URL). If Redis cannot be reached the request is let
- * through and a warning logged: the limiter must not take the API down with it.
+ * Counters shared by every replica (REDIS_URL). While Redis cannot be reached the hits are
+ * counted in the process instead (each replica then limits on its own) and a warning logged:
+ * the limiter must not take the API down with it, nor stop limiting.
  */
 export class RedisRateLimitStore implements RateLimitStore {
   private readonly logger = new Logger('RateLimit');
   private readonly redis: Redis;
+  private readonly fallback = new MemoryRateLimitStore();
 
   constructor(url: string) {
     this.redis = counterRedis(url, this.logger);
@@ -68,8 +70,8 @@ export class RedisRateLimitStore implements RateLimitStore {
       const [count, ttl] = (await this.redis.eval(HIT_SCRIPT, 1, `rl:${key}`, windowMs)) as [number, number];
       return { count, resetInMs: ttl };
     } catch (e) {
-      this.logger.warn(`Rate limit not applied: ${(e as Error).message}`);
-      return { count: 0, resetInMs: windowMs };
+      this.logger.warn(`Rate limit counted in the process: ${(e as Error).message}`);
+      return this.fallback.hit(key, windowMs);
     }
   }
 
@@ -77,7 +79,8 @@ export class RedisRateLimitStore implements RateLimitStore {
     return redisConnected(this.redis, timeoutMs);
   }
 
-  close(): Promise<void> {
-    return closeRedis(this.redis);
+  async close(): Promise<void> {
+    await this.fallback.close();
+    await closeRedis(this.redis);
   }
 }

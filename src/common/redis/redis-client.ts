@@ -3,8 +3,8 @@ import Redis from 'ioredis';
 
 /**
  * A Redis client for shared counters (rate limits, SMTP AUTH failures): one try per command and
- * no offline queue, so an unreachable Redis fails a command at once (the caller fails open)
- * instead of holding requests; its errors are logged, never thrown.
+ * no offline queue, so an unreachable Redis fails a command at once (the caller counts in the
+ * process instead) rather than holding requests; its errors are logged, never thrown.
  */
 export function counterRedis(url: string, logger: Logger): Redis {
   const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });

@@ -82,33 +82,39 @@ if count == 1 or redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS
 return count`;
 
 /**
- * Counters shared by every agent (REDIS_URL). Redis being unreachable costs the counting, not
- * SMTP AUTH: attempts are checked as if nothing had failed, and a warning is logged.
+ * Counters shared by every agent (REDIS_URL). While Redis cannot be reached the failures are
+ * counted in the process instead (each agent then blocks on its own), and a warning is logged:
+ * an outage costs neither SMTP AUTH nor the blocking. An address blocked in the process during
+ * an outage stays blocked when Redis is back (the larger of the two counts).
  */
 export class RedisAuthFailures implements AuthFailures {
   private readonly logger = new Logger('SaslFailures');
   private readonly redis: Redis;
+  private readonly fallback = new MemoryAuthFailures();
 
   constructor(url: string) {
     this.redis = counterRedis(url, this.logger);
   }
 
   async count(key: string): Promise<number> {
+    const inProcess = await this.fallback.count(key);
     try {
-      return Number(await this.redis.get(redisKey(key))) || 0;
+      return Math.max(Number(await this.redis.get(redisKey(key))) || 0, inProcess);
     } catch (e) {
-      this.logger.warn(`Failed SMTP AUTH attempts not counted: ${(e as Error).message}`);
-      return 0;
+      this.logger.warn(`Failed SMTP AUTH attempts read from the process: ${(e as Error).message}`);
+      return inProcess;
     }
   }
 
   async add(key: string, windowMs: number): Promise<void> {
-    await this.redis.eval(ADD_SCRIPT, 1, redisKey(key), windowMs).catch((e: Error) => {
-      this.logger.warn(`Failed SMTP AUTH attempt not counted: ${e.message}`);
+    await this.redis.eval(ADD_SCRIPT, 1, redisKey(key), windowMs).catch(async (e: Error) => {
+      this.logger.warn(`Failed SMTP AUTH attempt counted in the process: ${e.message}`);
+      await this.fallback.add(key, windowMs);
     });
   }
 
   async clear(key: string): Promise<void> {
+    await this.fallback.clear(key);
     await this.redis.del(redisKey(key)).catch((e: Error) => {
       this.logger.warn(`Failed SMTP AUTH attempts not cleared: ${e.message}`);
     });
@@ -119,8 +125,9 @@ export class RedisAuthFailures implements AuthFailures {
     return redisConnected(this.redis, timeoutMs);
   }
 
-  close(): Promise<void> {
-    return closeRedis(this.redis);
+  async close(): Promise<void> {
+    await this.fallback.close();
+    await closeRedis(this.redis);
   }
 }
 
