@@ -8,6 +8,7 @@ import {
   Repository,
 } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error';
+import { chunks } from './chunks';
 import { DATETIME } from './column-types';
 import { isUniqueViolation } from './database-errors';
 import type { SqlDialect } from './sql-dialect';
@@ -223,13 +224,13 @@ export class InboundEventInbox<E extends InboundEvent> {
     onlyUnapplied: boolean,
   ): Promise<void> {
     const keys = events.map((e) => e.eventKey);
-    for (let i = 0; i < keys.length; i += RETRY_MANY_BATCH) {
+    for (const chunk of chunks(keys)) {
       const qb = em
         .getRepository<E>(this.events.target)
         .createQueryBuilder()
         .update()
         .set(changes as never)
-        .where('event_key IN (:...keys)', { keys: keys.slice(i, i + RETRY_MANY_BATCH) });
+        .where('event_key IN (:...keys)', { keys: chunk });
       if (onlyUnapplied) qb.andWhere('outcome IS NULL');
       await qb.execute();
     }
@@ -240,13 +241,13 @@ export class InboundEventInbox<E extends InboundEvent> {
     if (!copies.length) return [];
     const keys = copies.map((e) => e.eventKey);
     const found: E[] = [];
-    for (let i = 0; i < keys.length; i += RETRY_MANY_BATCH) {
+    for (const chunk of chunks(keys)) {
       found.push(
         ...(await em
           .getRepository<E>(this.events.target)
           .createQueryBuilder('event')
           .where('event.event_key IN (:...keys) AND event.outcome IS NULL', {
-            keys: keys.slice(i, i + RETRY_MANY_BATCH),
+            keys: chunk,
           })
           .getMany()),
       );
@@ -277,12 +278,12 @@ export class InboundEventInbox<E extends InboundEvent> {
     this.logger.error({ err: error, events: events.length }, 'Inbound events could not be applied');
     const keys = events.map((e) => e.eventKey);
     try {
-      for (let i = 0; i < keys.length; i += RETRY_MANY_BATCH) {
+      for (const chunk of chunks(keys)) {
         await this.events
           .createQueryBuilder()
           .update()
           .set({ lastError: message.slice(0, MAX_ERROR), attempts: () => 'attempts + 1' } as never)
-          .where('event_key IN (:...keys) AND outcome IS NULL', { keys: keys.slice(i, i + RETRY_MANY_BATCH) })
+          .where('event_key IN (:...keys) AND outcome IS NULL', { keys: chunk })
           .execute();
       }
     } catch (e) {

@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager, In } from 'typeorm';
+import { chunks } from '../../database/chunks';
 import { SqlDialect } from '../../database/sql-dialect';
 import { PostfixDelivery } from './entities/postfix-delivery.entity';
 import { PostfixQueue } from './entities/postfix-queue.entity';
 import { ProviderEvent } from './entities/provider-event.entity';
 import { DeliveryLine, factsToAdd, QueueFacts, QueueKey, queueKey } from './parsing/queue-facts';
-
-const CHUNK = 500;
 
 /** A stored provider event as the clean-record rebuild reads it. */
 export type StoredProviderEvent = Pick<
@@ -42,13 +41,13 @@ export class DeliveryFacts {
     const hosts = [...new Set(keys.map((k) => k.host))];
     const ids = [...new Set(keys.map((k) => k.queueId))];
     const rows: PostfixQueue[] = [];
-    for (let i = 0; i < ids.length; i += CHUNK) {
+    for (const idChunk of chunks(ids)) {
       const qb = em
         .getRepository(PostfixQueue)
         .createQueryBuilder('queue')
         .where('queue.host IN (:...hosts) AND queue.queue_id IN (:...ids)', {
           hosts,
-          ids: ids.slice(i, i + CHUNK),
+          ids: idChunk,
         })
         .orderBy('queue.id', 'ASC');
       rows.push(...(await this.dialect.forUpdate(qb).getMany()));
@@ -69,9 +68,9 @@ export class DeliveryFacts {
     const hosts = [...new Set(batch.map((f) => f.host))];
     const ids = [...new Set(batch.map((f) => f.queueId))];
     const known = new Set<string>();
-    for (let i = 0; i < ids.length; i += CHUNK) {
+    for (const idChunk of chunks(ids)) {
       const rows = await repo.find({
-        where: { host: In(hosts), queueId: In(ids.slice(i, i + CHUNK)) },
+        where: { host: In(hosts), queueId: In(idChunk) },
         select: { host: true, queueId: true },
       });
       for (const row of rows) known.add(queueKey(row.host, row.queueId));
@@ -107,11 +106,11 @@ export class DeliveryFacts {
     const hosts = [...new Set(keys.map((k) => k.host))];
     const ids = [...new Set(keys.map((k) => k.queueId))];
     const rows: PostfixDelivery[] = [];
-    for (let i = 0; i < ids.length; i += CHUNK) {
+    for (const idChunk of chunks(ids)) {
       rows.push(
         ...(await em
           .getRepository(PostfixDelivery)
-          .find({ where: { host: In(hosts), queueId: In(ids.slice(i, i + CHUNK)) } })),
+          .find({ where: { host: In(hosts), queueId: In(idChunk) } })),
       );
     }
     return rows.filter((d) => d.queueId !== null && wanted.has(queueKey(d.host, d.queueId)));
@@ -121,10 +120,8 @@ export class DeliveryFacts {
   async keepCompanies(em: EntityManager, decided: Map<number | null, number[]>): Promise<void> {
     const attributedAt = new Date();
     for (const [companyId, queueIds] of decided) {
-      for (let i = 0; i < queueIds.length; i += CHUNK) {
-        await em
-          .getRepository(PostfixQueue)
-          .update({ id: In(queueIds.slice(i, i + CHUNK)) }, { companyId, attributedAt });
+      for (const chunk of chunks(queueIds)) {
+        await em.getRepository(PostfixQueue).update({ id: In(chunk) }, { companyId, attributedAt });
       }
     }
   }
@@ -133,10 +130,10 @@ export class DeliveryFacts {
   async eventsOfRecipients(em: EntityManager, recipients: string[]): Promise<StoredProviderEvent[]> {
     const unique = [...new Set(recipients)];
     const found: StoredProviderEvent[] = [];
-    for (let i = 0; i < unique.length; i += CHUNK) {
+    for (const chunk of chunks(unique)) {
       found.push(
         ...(await em.getRepository(ProviderEvent).find({
-          where: { recipient: In(unique.slice(i, i + CHUNK)) },
+          where: { recipient: In(chunk) },
           select: {
             id: true,
             eventKey: true,
@@ -163,8 +160,7 @@ export class DeliveryFacts {
    * unapplied.
    */
   async attachEvents(em: EntityManager, pairs: Array<{ eventId: number; recordId: string }>): Promise<void> {
-    for (let i = 0; i < pairs.length; i += CHUNK) {
-      const chunk = pairs.slice(i, i + CHUNK);
+    for (const chunk of chunks(pairs)) {
       const params: Record<string, unknown> = {};
       const cases = chunk
         .map((p, n) => {
