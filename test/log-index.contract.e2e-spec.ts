@@ -133,7 +133,7 @@ function contract(
         ['acme.example', 4],
         ['other.example', 1],
       ]);
-      const companies = await index.countsBy(window, 'companyId');
+      const companies = await index.countsBy({ ...window, companyId: 'all' }, 'companyId');
       expect(companies.map((g) => [Number(g.key), g.counts.processed]).sort()).toEqual([
         [COMPANY, 5],
         [OTHER, 1],

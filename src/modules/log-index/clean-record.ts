@@ -55,8 +55,8 @@ export interface CleanRecord {
 
 /** Which records a report or a search covers: always a window on `lastEventAt`. */
 export interface LogFilter {
-  /** Absent: every company (admins). */
-  companyId?: number;
+  /** One company's records, or every company's (admins): said, never implied by a missing id. */
+  companyId: number | 'all';
   from: Date;
   toExclusive: Date;
   status?: CleanStatus;

@@ -232,7 +232,7 @@ describe('ElasticsearchLogIndex (against @elastic/elasticsearch-mock)', () => {
         : { pit_id: 'pit-2', hits: { hits: [] } };
     });
     const batches: CleanRecord[][] = [];
-    for await (const batch of index.stream(window, 10)) batches.push(batch);
+    for await (const batch of index.stream({ ...window, companyId: 7 }, 10)) batches.push(batch);
     expect(batches).toHaveLength(1);
     expect(searches[0].body).toMatchObject({ pit: { id: 'pit-1', keep_alive: '1m' }, size: 10 });
     expect(searches[1].body).toMatchObject({ pit: { id: 'pit-2' }, search_after: [1, 'a'.repeat(64)] });
@@ -265,6 +265,16 @@ describe('ElasticsearchLogIndex (against @elastic/elasticsearch-mock)', () => {
               minimum_should_match: 1,
             },
           },
+        ],
+      },
+    });
+  });
+
+  it('filters every company only when told so: no company term for companyId all', () => {
+    expect(queryOf({ ...window, companyId: 'all' })).toEqual({
+      bool: {
+        filter: [
+          { range: { lastEventAt: { gte: '2026-11-01T00:00:00.000Z', lt: '2026-11-03T00:00:00.000Z' } } },
         ],
       },
     });

@@ -328,7 +328,7 @@ export function queryOf(f: LogFilter): QueryDslQueryContainer {
   const term = (field: string, value: string | number | undefined) => {
     if (value !== undefined && value !== '') filter.push({ term: { [field]: value } });
   };
-  term('companyId', f.companyId);
+  if (f.companyId !== 'all') term('companyId', f.companyId);
   term('status', f.status);
   term('to', f.recipient?.toLowerCase());
   term('from', f.sender);

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ElasticsearchModule, ElasticsearchService } from '@nestjs/elasticsearch';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../../config/app-config';
+import { CleanLogRollUp } from './clean-log-roll-up';
 import { ElasticsearchLogIndex } from './elasticsearch-log-index';
 import { CleanLogDay } from './entities/clean-log-day.entity';
 import { CleanLog } from './entities/clean-log.entity';
@@ -24,6 +25,7 @@ import { SqlLogIndex } from './sql-log-index';
     }),
   ],
   providers: [
+    CleanLogRollUp,
     SqlLogIndex,
     {
       provide: LogIndex,

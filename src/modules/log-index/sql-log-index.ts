@@ -5,16 +5,8 @@ import { Brackets, EntityManager, Repository, SelectQueryBuilder } from 'typeorm
 import { containsPattern } from '../../common/search';
 import { EntityRowReader } from '../../database/entity-row-reader';
 import { SqlDialect } from '../../database/sql-dialect';
-import {
-  CLEAN_STATUSES,
-  CleanRecord,
-  CleanStatus,
-  emptyCounts,
-  LogCounts,
-  LogFilter,
-  LogPosition,
-} from './clean-record';
-import { CleanLogDay } from './entities/clean-log-day.entity';
+import { CleanLogRollUp, CountRow, groupCounts, rollUpAnswers } from './clean-log-roll-up';
+import { CleanRecord, LogCounts, LogFilter, LogPosition } from './clean-record';
 import { CleanLog } from './entities/clean-log.entity';
 import { BounceBreakdown, GroupedCounts, LogIndex, RecordLocation } from './log-index';
 
@@ -30,7 +22,7 @@ const STREAM_BATCH = 500;
 /**
  * The clean-log index in the service's own database (the default): the `clean_logs` table with
  * indexes for (company, lastEventAt), (company, recipient), messageId, queueId and
- * remoteQueueId, and the daily roll-up `clean_log_daily`, moved in step with every write.
+ * remoteQueueId, and the daily roll-up (CleanLogRollUp), moved in step with every write.
  * Summaries of whole UTC days read the roll-up; other windows group the records themselves.
  */
 @Injectable()
@@ -43,7 +35,7 @@ export class SqlLogIndex extends LogIndex {
 
   constructor(
     @InjectRepository(CleanLog) private readonly logs: Repository<CleanLog>,
-    @InjectRepository(CleanLogDay) private readonly days: Repository<CleanLogDay>,
+    private readonly rollUp: CleanLogRollUp,
     private readonly dialect: SqlDialect,
   ) {
     super();
@@ -69,28 +61,7 @@ export class SqlLogIndex extends LogIndex {
       ));
     const before = new Map(stored.map((r) => [r.id, r]));
     await this.dialect.insertMany(manager, CleanLog, records, { key: ['id'], update: this.updated });
-    const deltas = new Map<string, { key: DayCell; records: number; opened: number; clicked: number }>();
-    const move = (r: CleanRecord, sign: 1 | -1) => {
-      const key = dayCellOf(r);
-      const id = `${key.companyId}\n${key.day}\n${key.senderDomain}\n${key.status}`;
-      const delta = deltas.get(id) ?? { key, records: 0, opened: 0, clicked: 0 };
-      delta.records += sign;
-      if (r.opened) delta.opened += sign;
-      if (r.clicked) delta.clicked += sign;
-      deltas.set(id, delta);
-    };
-    for (const record of records) {
-      const old = before.get(record.id);
-      if (old) move(old, -1);
-      move(record, 1);
-    }
-    await this.dialect.addToCounters(
-      manager,
-      CleanLogDay,
-      [...deltas.values()]
-        .filter(({ records: n, opened, clicked }) => n !== 0 || opened !== 0 || clicked !== 0)
-        .map(({ key, records: n, opened, clicked }) => ({ key, add: { records: n, opened, clicked } })),
-    );
+    await this.rollUp.move(manager, records, before);
   }
 
   async getMany(ids: string[], within?: EntityManager): Promise<CleanRecord[]> {
@@ -140,12 +111,9 @@ export class SqlLogIndex extends LogIndex {
   }
 
   async countsByDay(filter: LogFilter): Promise<Array<{ day: string; counts: LogCounts }>> {
-    if (rollsUp(filter)) {
-      const rows = await this.rollUp(filter)
-        .addSelect('day.day', 'key')
-        .groupBy('day.day, day.status')
-        .getRawMany<CountRow>();
-      return groupCounts(rows).map(({ key, counts }) => ({ day: String(key), counts }));
+    if (rollUpAnswers(filter)) {
+      const days = await this.rollUp.countsBy(filter, 'day');
+      return days.map(({ key, counts }) => ({ day: String(key), counts }));
     }
     const day = this.dialect.utcPeriod('log.last_event_at', 'day');
     const rows = await this.countQuery(filter)
@@ -156,17 +124,7 @@ export class SqlLogIndex extends LogIndex {
   }
 
   async countsBy(filter: LogFilter, key: 'senderDomain' | 'companyId'): Promise<GroupedCounts[]> {
-    if (rollsUp(filter)) {
-      const column = key === 'senderDomain' ? 'day.sender_domain' : 'day.company_id';
-      const rows = await this.rollUp(filter)
-        .addSelect(column, 'key')
-        .groupBy(`${column}, day.status`)
-        .getRawMany<CountRow>();
-      // The roll-up's stand-ins for "none" (company 0, domain '') are null here, as in the records.
-      const none = (value: GroupedCounts['key']) =>
-        key === 'companyId' ? Number(value) === 0 : value === '' || value === null;
-      return groupCounts(rows).map((g) => ({ ...g, key: none(g.key) ? null : g.key }));
-    }
+    if (rollUpAnswers(filter)) return this.rollUp.countsBy(filter, key);
     const column = key === 'senderDomain' ? 'log.sender_domain' : 'log.company_id';
     const rows = await this.countQuery(filter)
       .addSelect(column, 'key')
@@ -260,30 +218,8 @@ export class SqlLogIndex extends LogIndex {
   }
 
   /** How many records the filter holds: from the roll-up when it can answer (whole days), else counted. */
-  private async total(f: LogFilter): Promise<number> {
-    if (!rollsUp({ ...f, status: undefined })) return this.filtered(f).getCount();
-    const qb = this.rollUp(f).select('SUM(day.records)', 'n');
-    if (f.status) qb.andWhere('day.status = :status', { status: f.status });
-    const row = await qb.getRawOne<{ n: string | number | null }>();
-    return Number(row?.n ?? 0);
-  }
-
-  /** The roll-up's cells of a window of whole days (see rollsUp). */
-  private rollUp(f: LogFilter): SelectQueryBuilder<CleanLogDay> {
-    const qb = this.days
-      .createQueryBuilder('day')
-      .select('day.status', 'status')
-      .addSelect('SUM(day.records)', 'n')
-      .addSelect('SUM(day.opened)', 'opened')
-      .addSelect('SUM(day.clicked)', 'clicked')
-      .where('day.day >= :from AND day.day < :to', {
-        from: f.from.toISOString().slice(0, 10),
-        to: f.toExclusive.toISOString().slice(0, 10),
-      })
-      .andWhere('day.records <> 0');
-    if (f.companyId !== undefined) qb.andWhere('day.company_id = :companyId', { companyId: f.companyId });
-    if (f.senderDomain) qb.andWhere('day.sender_domain = :senderDomain', { senderDomain: f.senderDomain });
-    return qb;
+  private total(f: LogFilter): Promise<number> {
+    return rollUpAnswers({ ...f, status: undefined }) ? this.rollUp.total(f) : this.filtered(f).getCount();
   }
 
   private countQuery(filter: LogFilter): SelectQueryBuilder<CleanLog> {
@@ -314,7 +250,7 @@ export class SqlLogIndex extends LogIndex {
         afterId: bound.id,
       });
     }
-    if (f.companyId !== undefined) qb.andWhere('log.company_id = :companyId', { companyId: f.companyId });
+    if (f.companyId !== 'all') qb.andWhere('log.company_id = :companyId', { companyId: f.companyId });
     if (f.status) qb.andWhere('log.status = :status', { status: f.status });
     if (f.recipient) qb.andWhere('log.recipient = :recipient', { recipient: f.recipient.toLowerCase() });
     if (f.sender) qb.andWhere('LOWER(log.sender) = :sender', { sender: f.sender.toLowerCase() });
@@ -333,59 +269,4 @@ export class SqlLogIndex extends LogIndex {
     }
     return qb;
   }
-}
-
-interface DayCell {
-  companyId: number;
-  day: string;
-  senderDomain: string;
-  status: string;
-}
-
-function dayCellOf(r: CleanRecord): DayCell {
-  return {
-    companyId: r.companyId ?? 0,
-    day: new Date(r.lastEventAt).toISOString().slice(0, 10),
-    senderDomain: r.senderDomain ?? '',
-    status: r.status,
-  };
-}
-
-/** A window of whole UTC days, filtered at most by company and sender domain: the roll-up answers it exactly. */
-function rollsUp(f: LogFilter): boolean {
-  const midnight = (d: Date) => d.getTime() % 86_400_000 === 0;
-  return (
-    midnight(f.from) &&
-    midnight(f.toExclusive) &&
-    !f.status &&
-    !f.recipient &&
-    !f.sender &&
-    !f.messageId &&
-    !f.queueId &&
-    !f.search
-  );
-}
-
-interface CountRow {
-  key?: string | number | null;
-  status: string;
-  n: string | number;
-  opened: string | number | null;
-  clicked: string | number | null;
-}
-
-/** Rows of (key, status, n, opened, clicked) folded into counts per key, in the order the keys first appear. */
-function groupCounts(rows: CountRow[]): GroupedCounts[] {
-  const byKey = new Map<string | number | null, LogCounts>();
-  for (const row of rows) {
-    const key = row.key ?? null;
-    const counts = byKey.get(key) ?? emptyCounts();
-    const n = Number(row.n);
-    counts.processed += n;
-    if ((CLEAN_STATUSES as readonly string[]).includes(row.status)) counts[row.status as CleanStatus] += n;
-    counts.opened += Number(row.opened ?? 0);
-    counts.clicked += Number(row.clicked ?? 0);
-    byKey.set(key, counts);
-  }
-  return [...byKey].map(([key, counts]) => ({ key, counts }));
 }

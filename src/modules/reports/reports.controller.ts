@@ -42,7 +42,7 @@ export class ReportsController {
   @ApiEnvelope(ReportSummaryDto)
   @ApiErrors(400)
   summary(@CurrentUser() user: User, @Query() query: SummaryQueryDto): Promise<ReportSummaryDto> {
-    return this.reports.summary({ companyId: user.companyId }, query);
+    return this.reports.summary(user.companyId, query);
   }
 
   /**
@@ -60,7 +60,7 @@ export class ReportsController {
   @ApiEnvelope(LogsPageDto)
   @ApiErrors(400)
   logs(@CurrentUser() user: User, @Query() query: LogsQueryDto): Promise<LogsPageDto> {
-    return this.reports.logs({ companyId: user.companyId }, query);
+    return this.reports.logs(user.companyId, query);
   }
 
   /**
@@ -84,7 +84,7 @@ export class ReportsController {
     @Query() query: LogFilterQueryDto,
     @Res() reply: FastifyReply,
   ): FastifyReply {
-    const csv = this.reports.export({ companyId: user.companyId }, query);
+    const csv = this.reports.export(user.companyId, query);
     return reply
       .status(200)
       .header('content-type', 'text/csv; charset=utf-8')
@@ -122,7 +122,7 @@ export class ReportsController {
   @ApiEnvelope(DomainsReportDto)
   @ApiErrors(400)
   domains(@CurrentUser() user: User, @Query() query: ReportWindowQueryDto): Promise<DomainsReportDto> {
-    return this.reports.domains({ companyId: user.companyId }, query);
+    return this.reports.domains(user.companyId, query);
   }
 
   /**
@@ -138,6 +138,6 @@ export class ReportsController {
   @ApiEnvelope(BouncesReportDto)
   @ApiErrors(400)
   bounces(@CurrentUser() user: User, @Query() query: ReportWindowQueryDto): Promise<BouncesReportDto> {
-    return this.reports.bounces({ companyId: user.companyId }, query);
+    return this.reports.bounces(user.companyId, query);
   }
 }

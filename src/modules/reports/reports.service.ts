@@ -35,7 +35,7 @@ const TOP = 20;
 export const LOG_NOT_FOUND = 'Log record not found';
 
 /** Whose records: one company's (a user's own, or the one an admin names), or every company's. */
-export type ReportScope = { companyId: number } | 'all';
+export type ReportScope = LogFilter['companyId'];
 
 const CSV_COLUMNS = [
   'id',
@@ -192,7 +192,7 @@ export class ReportsService {
 
   /** An admin's `companyUuid`: that company (404 when unknown), else every company. */
   async adminScope(q: Pick<AdminLogsQueryDto, 'companyUuid'>): Promise<ReportScope> {
-    return q.companyUuid ? { companyId: await this.companies.idOf(q.companyUuid) } : 'all';
+    return q.companyUuid ? await this.companies.idOf(q.companyUuid) : 'all';
   }
 
   private logFilter(scope: ReportScope, q: LogFilterQueryDto): LogFilter {
@@ -213,7 +213,7 @@ export class ReportsService {
     if (toExclusive.getTime() - from.getTime() > MAX_WINDOW_DAYS * DAY_MS) {
       throw new BadRequestError(`The window from..to must not exceed ${MAX_WINDOW_DAYS} days`);
     }
-    return { from, toExclusive, ...(scope !== 'all' && { companyId: scope.companyId }) };
+    return { from, toExclusive, companyId: scope };
   }
 }
 
