@@ -31,7 +31,10 @@ type CleanDocument = Omit<CleanRecord, 'firstSeenAt' | 'lastEventAt'> & {
 
 const keyword = { type: 'keyword' } as const;
 
-/** The index template's mapping: keywords for ids, statuses and addresses; dates; `response` as text. */
+/**
+ * The index template's mapping: keywords for ids, statuses and addresses; dates; `response` as
+ * text. One entry per field of a stored document (the compiler holds it to CleanDocument).
+ */
 export const CLEAN_LOG_MAPPING = {
   dynamic: 'strict' as const,
   properties: {
@@ -61,7 +64,7 @@ export const CLEAN_LOG_MAPPING = {
     firstSeenAt: { type: 'date' as const },
     lastEventAt: { type: 'date' as const },
     events: { type: 'object' as const, enabled: false },
-  },
+  } satisfies Record<keyof CleanDocument, unknown>,
 };
 
 /**
@@ -364,36 +367,17 @@ function toDocument(r: CleanRecord): CleanDocument {
   };
 }
 
+/** A stored document read back as its record (the export's come without `events`). */
 function fromHit(hit: SearchHit<CleanDocument>): CleanRecord[] {
   const doc = hit._source;
   if (!doc) return [];
+  const { toDomain: _toDomain, ...stored } = doc;
   return [
     {
-      id: doc.id,
-      companyId: doc.companyId ?? null,
-      companyUuid: doc.companyUuid ?? null,
-      host: doc.host,
-      queueId: doc.queueId ?? null,
-      messageId: doc.messageId ?? null,
-      from: doc.from,
-      senderDomain: doc.senderDomain ?? null,
-      to: doc.to,
-      origTo: doc.origTo ?? null,
-      status: doc.status,
-      dsn: doc.dsn ?? null,
-      response: doc.response ?? null,
-      relay: doc.relay ?? null,
-      delay: doc.delay ?? null,
-      size: doc.size ?? null,
-      clientIp: doc.clientIp ?? null,
-      saslUsername: doc.saslUsername ?? null,
-      remoteQueueId: doc.remoteQueueId ?? null,
-      attempts: doc.attempts ?? 0,
-      opened: Boolean(doc.opened),
-      clicked: Boolean(doc.clicked),
-      firstSeenAt: new Date(doc.firstSeenAt),
-      lastEventAt: new Date(doc.lastEventAt),
-      events: doc.events ?? [],
+      ...stored,
+      firstSeenAt: new Date(stored.firstSeenAt),
+      lastEventAt: new Date(stored.lastEventAt),
+      events: stored.events ?? [],
     },
   ];
 }
