@@ -1,9 +1,12 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { dirname } from 'node:path';
+import { parser as promqlParser } from '@prometheus-io/lezer-promql';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { DeliveryRecordsService } from '../src/modules/delivery/delivery-records.service';
 import { RelayAgentModule } from '../src/relay-agent/relay-agent.module';
 import { RunningRelayAgent, startRelayAgent } from '../src/relay-agent/relay-agent';
+import { PostfixMilterClient } from '../src/relay-agent/milter/testing/postfix-milter-client';
 import { MAX_FAILURES } from '../src/relay-agent/sasl/relay-authenticator';
 import { SaslTestClient } from '../src/relay-agent/sasl/sasl-test-client';
 import { bearer, createActiveUser, createAdmin, createPaidCompany, expectFailure } from './support/factories';
@@ -40,7 +43,7 @@ const SUFFIXES = ['_bucket', '_count', '_sum', '_total', '_created', ''];
  * whose TYPE came first, labels quoted and escaped, values numbers (or Inf, NaN). Throws on the
  * first line that is none of these.
  */
-function parseExposition(text: string): Sample[] {
+function parseExposition(text: string): { samples: Sample[]; types: Map<string, string> } {
   const types = new Map<string, string>();
   const samples: Sample[] = [];
   for (const line of text.split('\n')) {
@@ -78,7 +81,7 @@ function parseExposition(text: string): Sample[] {
     if (Number.isNaN(value) && !/^nan$/i.test(raw)) throw new Error(`Not a number: ${line}`);
     samples.push({ name, labels, value });
   }
-  return samples;
+  return { samples, types };
 }
 
 /** A parsed scrape: the value of a series (0 when absent, as for a counter not moved yet). */
@@ -86,7 +89,16 @@ class Scrape {
   constructor(
     readonly text: string,
     readonly samples: Sample[],
+    /** Each family's TYPE: listed even while a labelled counter has no sample yet. */
+    readonly types: Map<string, string>,
   ) {}
+
+  /** Whether `name` is a family of this exposition or one of its series (`_bucket`, `_count`, …). */
+  declares(name: string): boolean {
+    return SUFFIXES.some(
+      (suffix) => name.endsWith(suffix) && this.types.has(name.slice(0, name.length - suffix.length)),
+    );
+  }
 
   value(name: string, labels: Record<string, string> = {}): number {
     const found = this.find(name, labels);
@@ -100,7 +112,49 @@ class Scrape {
   }
 }
 
-const parse = (text: string) => new Scrape(text, parseExposition(text));
+const parse = (text: string) => {
+  const { samples, types } = parseExposition(text);
+  return new Scrape(text, samples, types);
+};
+
+interface DashboardPanel {
+  id: number;
+  type: string;
+  title: string;
+  gridPos: { h: number; w: number; x: number; y: number };
+  datasource?: { type: string; uid: string };
+  targets?: Array<{ expr: string; refId: string; datasource: { type: string; uid: string } }>;
+}
+
+/** The series of issue 23 the dashboard must chart. */
+const CHARTED = [
+  'http_request_duration_seconds_count',
+  'http_request_duration_seconds_bucket',
+  'relay_decisions_total',
+  'smtp_auth_attempts_total',
+  'smtp_auth_blocked_addresses_total',
+  'milter_messages_total',
+  'log_lines_ingested_total',
+  'log_records_ingested_total',
+  'provider_events_total',
+  'inbound_events_unapplied',
+  'job_runs_total',
+  'db_pool_connections_in_use',
+  'db_pool_waiting_requests',
+  'nodejs_eventloop_lag_p99_seconds',
+  'process_resident_memory_bytes',
+];
+
+/** Whether lezer-promql (Prometheus's own UI grammar) parses `expr` without an error node. */
+function isPromQl(expr: string): boolean {
+  let valid = true;
+  promqlParser.parse(expr).iterate({
+    enter: (node) => {
+      if (node.type.isError) valid = false;
+    },
+  });
+  return valid;
+}
 
 /** One message of `relayUsername` to two recipients, handed to the next hop (`queued as <remote>`). */
 function messageLines(relayUsername: string, q: string, remote: string, messageId: string): string {
@@ -315,6 +369,64 @@ describe('GET /metrics on the API, with METRICS_TOKEN set', () => {
   });
 });
 
+describe('ops/grafana-dashboard.json', () => {
+  const dashboard = JSON.parse(
+    readFileSync(join(__dirname, '..', 'ops', 'grafana-dashboard.json'), 'utf8'),
+  ) as {
+    uid: string;
+    title: string;
+    schemaVersion: number;
+    templating: { list: Array<{ name: string; type: string }> };
+    panels: DashboardPanel[];
+  };
+  const charts = dashboard.panels.filter((p) => p.type !== 'row');
+  const exprs = charts.flatMap((p) => (p.targets ?? []).map((target) => target.expr));
+  /** Metric names of the selectors (every selector names its metric and filters on `$job`). */
+  const chartedNames = new Set(
+    exprs.flatMap((e) => [...e.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\{job=~"\$job"/g)].map((m) => m[1])),
+  );
+
+  it('is a Grafana dashboard: uid, schema version, a Prometheus data-source variable, panels with ids, places and queries', () => {
+    expect(dashboard).toMatchObject({ uid: 'email-relay-service', schemaVersion: expect.any(Number) });
+    expect(dashboard.templating.list).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'datasource', type: 'datasource' })]),
+    );
+    const ids = dashboard.panels.map((p) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const panel of dashboard.panels) {
+      expect([panel.title, ['row', 'timeseries', 'stat'].includes(panel.type)]).toEqual([panel.title, true]);
+      const { x, y, w, h } = panel.gridPos;
+      expect([panel.title, x >= 0 && x + w <= 24 && y >= 0 && h > 0]).toEqual([panel.title, true]);
+    }
+    for (const panel of charts) {
+      expect([panel.title, panel.datasource?.uid, panel.targets?.length]).toEqual([
+        panel.title,
+        '${datasource}',
+        expect.any(Number),
+      ]);
+      const refIds = panel.targets!.map((target) => target.refId);
+      expect(new Set(refIds).size).toBe(refIds.length);
+    }
+  });
+
+  it('has valid PromQL in every query, and charts every series of the issue', () => {
+    expect(exprs.filter((e) => !isPromQl(e))).toEqual([]);
+    // The grammar does catch a broken query.
+    expect(isPromQl('sum(rate(http_request_duration_seconds_count[5m])')).toBe(false);
+    expect(CHARTED.filter((name) => !chartedNames.has(name))).toEqual([]);
+  });
+
+  it('charts only series that /metrics of the API or the relay agent declares', async () => {
+    const t = await createTestApp({ smtp: false, env: { METRICS_TOKEN: undefined } });
+    try {
+      const s = parse((await t.http().get('/metrics').expect(200)).text);
+      expect([...chartedNames].filter((name) => !s.declares(name))).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('GET /metrics on the API, METRICS_TOKEN unset: loopback only', () => {
   let t: TestApp;
 
@@ -380,7 +492,12 @@ describe('The relay agent: /health and /metrics on AGENT_HTTP_PORT', () => {
     } finally {
       process.env = saved;
     }
-    agent = await startRelayAgent(agentApp, '127.0.0.1', { policy: 0, sasl: 'any', milter: 0, http: 'any' });
+    agent = await startRelayAgent(agentApp, '127.0.0.1', {
+      policy: 0,
+      sasl: 'any',
+      milter: 'any',
+      http: 'any',
+    });
     base = `http://127.0.0.1:${agent.ports.http}`;
   });
   afterAll(async () => {
@@ -453,5 +570,42 @@ describe('The relay agent: /health and /metrics on AGENT_HTTP_PORT', () => {
     // The agent's own exposition carries the process series as the API's does.
     expect(blocked.value('process_resident_memory_bytes')).toBeGreaterThan(0);
     expect(blocked.text).not.toContain(relayUsername);
+  });
+
+  it('counts the messages the milter refuses, by reason', async () => {
+    const refusal = async (headers: Array<[string, string]>) => {
+      const client = await PostfixMilterClient.open(agent.ports.milter!);
+      try {
+        await client.negotiate();
+        await client.connectEvent();
+        const replies = await client.message({
+          mailFrom: '<news@acme.example>',
+          authUser: 'r-nobody77',
+          headers,
+          body: 'hi\r\n',
+        });
+        return replies[replies.length - 1].data.toString('latin1').replace(/\0+$/, '');
+      } finally {
+        client.close();
+      }
+    };
+    const refused = (s: Scrape, reason: string) =>
+      s.value('milter_messages_total', { outcome: 'refused', reason });
+    const before = await scrape();
+    expect(await refusal([['From', 'News <news@acme.example>']])).toMatch(
+      /^550 5\.7\.1 From domain acme\.example/,
+    );
+    expect(
+      await refusal([
+        ['From', 'news@acme.example'],
+        ['From', 'other@acme.example'],
+      ]),
+    ).toMatch(/^550 5\.6\.0 Message has 2 From headers/);
+    const after = await scrape();
+    expect(refused(after, 'from_domain_not_verified') - refused(before, 'from_domain_not_verified')).toBe(1);
+    expect(refused(after, 'from_header_count') - refused(before, 'from_header_count')).toBe(1);
+    expect(after.value('milter_messages_total', { outcome: 'signed' })).toBe(
+      before.value('milter_messages_total', { outcome: 'signed' }),
+    );
   });
 });
