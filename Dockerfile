@@ -12,8 +12,10 @@ RUN npm run build && npm prune --omit=dev
 # Runtime stage: no toolchain, no sources, a non-root user.
 FROM node:20-bookworm-slim
 # MALLOC_MMAP_THRESHOLD_: blocks of 1 MiB and more (argon2's 19 MiB per hash) go back to the
-# system when freed instead of staying resident in each libuv thread's arena (bench/lib/service.ts
-# runs the service with the same setting).
+# system when freed instead of staying resident in the arena of each libuv thread that hashed.
+# A saving on top, not a requirement: the service caps what argon2 keeps without it (one pool
+# thread per core, src/common/runtime/thread-pool.ts), and `npm run bench` measures it without
+# it, as `node dist/main.js` runs outside the image.
 ENV NODE_ENV=production \
     DATA_DIR=/data \
     PORT=3000 \

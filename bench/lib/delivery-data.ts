@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { BenchDatabase } from './database';
+import type { ServiceWatch } from './event-loop';
 import { residentBytes, RssSampler, RunningService } from './service';
 
 /** Rows per INSERT: 18 columns, well under SQLite's 32,766 bound parameters. */
@@ -8,6 +9,8 @@ const SEED_BATCH = 500;
 /** Rows per transaction while seeding. */
 const SEED_ROUND = 50_000;
 const DAY = 86_400_000;
+/** The phase in which the bench writes the clean records straight into the database. */
+export const SEEDING_PHASE = 'seeding the clean records (the bench writes, the service idles)';
 
 export interface DeliveryFigures {
   ingestLinesPerSecond: number;
@@ -40,6 +43,7 @@ export interface DeliveryBenchOptions {
  */
 export async function measureDeliveryData(
   service: RunningService,
+  watch: ServiceWatch,
   db: BenchDatabase,
   o: DeliveryBenchOptions,
 ): Promise<DeliveryFigures> {
@@ -109,20 +113,26 @@ export async function measureDeliveryData(
   await forSeconds(1, 2, postBatch);
   for (let i = 0; i < 3; i++) await postEvents();
   await db.execute([{ sql: 'ANALYZE', params: [] }]);
+  await watch.mark('delivery data warm-up');
   const ingest = await forSeconds(o.seconds, 2, postBatch);
+  await watch.mark('log ingest');
   const events = await forSeconds(o.seconds, 2, postEvents);
+  await watch.mark('provider events');
 
   const seedStarted = performance.now();
   await seedCleanLogs(db, company.id, me.company.uuid, o.records);
   const seedSeconds = (performance.now() - seedStarted) / 1000;
+  await watch.mark(SEEDING_PHASE);
 
   const day = (offset: number) => new Date(Date.now() - offset * DAY).toISOString().slice(0, 10);
   const summaryMs = await timings(30, () =>
     getJson(service, `/api/v1/reports/summary?from=${day(29)}&to=${day(0)}&interval=day`, o.token),
   );
+  await watch.mark('reports summary');
   const logsMs = await timings(30, () =>
     getJson(service, `/api/v1/reports/logs?from=${day(29)}&to=${day(0)}&limit=50`, o.token),
   );
+  await watch.mark('reports logs');
 
   // The export of every record: the service's memory before and at its peak while streaming.
   const before = residentBytes(service.pid) ?? 0;
@@ -141,6 +151,7 @@ export async function measureDeliveryData(
   }
   rss.stop();
   if (res.status !== 200) throw new Error(`export: ${res.status}`);
+  await watch.mark('the export alone');
 
   return {
     ingestLinesPerSecond: ingest.units / ingest.seconds,

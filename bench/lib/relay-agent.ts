@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { accepts, freePort, RUNTIME_ENV, sleep, stopChild } from './service';
+import { accepts, freePort, sleep, stopChild } from './service';
 
 /** The built relay agent (`npm run build`), run the way `npm run relay-agent` runs it. */
 export const AGENT_JS = join(__dirname, '..', '..', 'dist', 'relay-agent', 'main.js');
@@ -24,8 +24,8 @@ export interface RunningAgent {
 }
 
 /**
- * `node dist/relay-agent/main.js` in its own process with `env` (plus PATH/HOME and the
- * Dockerfile's RUNTIME_ENV), its policy, SMTP AUTH and milter listeners on free ports of
+ * `node dist/relay-agent/main.js` in its own process as a user runs it, with exactly `env` (plus
+ * PATH/HOME), its policy, SMTP AUTH and milter listeners on free ports of
  * 127.0.0.1, resolved once all three accept connections. BENCH_AGENT_NODE_ARGS adds flags for its
  * node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (the profile is written when it exits).
  */
@@ -46,7 +46,6 @@ export async function startRelayAgent(
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
-      ...RUNTIME_ENV,
       ...env,
       RELAY_AGENT_HOST: '127.0.0.1',
       POLICY_PORT: String(agentPorts.policy),

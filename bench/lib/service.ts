@@ -2,17 +2,10 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
+import { EVENT_LOOP_DELAY_MESSAGE, EventLoopDelayReport } from '../../src/common/runtime/event-loop-report';
 
 /** The built service (`npm run build`), run the production way: `node dist/main.js`. */
 export const MAIN_JS = join(__dirname, '..', '..', 'dist', 'main.js');
-
-/**
- * The process environment the Dockerfile gives the service (keep the two the same): glibc's
- * malloc serves blocks of 1 MiB and more with mmap and unmaps them when freed. Without it each
- * libuv thread that has run argon2 keeps its 19 MiB of hashing memory for good (~77 MB RSS
- * after a few concurrent logins), because glibc raises its mmap threshold after the first free.
- */
-export const RUNTIME_ENV = { MALLOC_MMAP_THRESHOLD_: '1048576' };
 
 export interface RunningService {
   pid: number;
@@ -21,6 +14,11 @@ export interface RunningService {
   readyMs: number;
   /** The last lines the service wrote (stdout and stderr), for error messages. */
   output(): string;
+  /**
+   * The service's event-loop delay since the previous call (`monitorEventLoopDelay`, read over
+   * the IPC channel the bench opens; the first call starts the monitor and answers zeros).
+   */
+  eventLoopDelay(): Promise<EventLoopDelayReport>;
   stop(): Promise<void>;
 }
 
@@ -39,7 +37,11 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Spawns the service with exactly `env` (plus PATH/HOME) and waits until GET /health answers 200. */
+/**
+ * Spawns the service as a user runs it, `node dist/main.js` with exactly `env` (plus PATH/HOME)
+ * and nothing else, and waits until GET /health answers 200. The one addition is an IPC channel,
+ * which only the event-loop report listens on (src/common/runtime/event-loop-report.ts).
+ */
 export async function startService(env: Record<string, string>, timeoutMs = 30_000): Promise<RunningService> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -56,15 +58,14 @@ export async function startService(env: Record<string, string>, timeoutMs = 30_0
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
-      ...RUNTIME_ENV,
       ...env,
       PORT: String(port),
     },
     // Both pipes are drained: pino writes synchronously, so a full pipe would stall the service.
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
   let exited: string | undefined;
   child.once('exit', (code, signal) => {
     exited = `exited with ${signal ?? code}`;
@@ -84,7 +85,31 @@ export async function startService(env: Record<string, string>, timeoutMs = 30_0
     throw error;
   }
   const readyMs = performance.now() - started;
-  return { pid: child.pid!, baseUrl, readyMs, output, stop: () => stopChild(child) };
+  return {
+    pid: child.pid!,
+    baseUrl,
+    readyMs,
+    output,
+    eventLoopDelay: () => askEventLoopDelay(child),
+    stop: () => stopChild(child),
+  };
+}
+
+function askEventLoopDelay(child: ChildProcess): Promise<EventLoopDelayReport> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.off('message', onMessage);
+      reject(new Error('The service did not report its event-loop delay within 10 s'));
+    }, 10_000);
+    const onMessage = (message: unknown) => {
+      if ((message as { type?: unknown } | null)?.type !== EVENT_LOOP_DELAY_MESSAGE) return;
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      resolve(message as EventLoopDelayReport);
+    };
+    child.on('message', onMessage);
+    child.send({ type: EVENT_LOOP_DELAY_MESSAGE });
+  });
 }
 
 async function statusOf(url: string): Promise<number | undefined> {
