@@ -1,5 +1,6 @@
 import { Repository } from 'typeorm';
 import { EncryptionService } from '../../common/crypto/encryption.service';
+import type { ChangeNotices } from '../../database/change-notices';
 import { AppConfig } from '../../config/app-config';
 import { DomainEvents } from './domain-events';
 import { DomainSigningKeys } from './domain-signing-keys';
@@ -11,6 +12,7 @@ describe('DomainSigningKeys', () => {
   let reads: number;
   let keys: DomainSigningKeys;
   let events: DomainEvents;
+  let reconnected: () => void;
 
   beforeEach(() => {
     rows = new Map([
@@ -25,7 +27,13 @@ describe('DomainSigningKeys', () => {
       },
     } as unknown as Repository<Domain>;
     events = new DomainEvents(undefined as never);
-    keys = new DomainSigningKeys(repository, encryption, events);
+    const notices = {
+      onReconnect: (handler: () => void) => {
+        reconnected = handler;
+        return () => undefined;
+      },
+    } as unknown as ChangeNotices;
+    keys = new DomainSigningKeys(repository, encryption, events, notices);
   });
 
   afterEach(() => keys.onModuleDestroy());
@@ -56,5 +64,16 @@ describe('DomainSigningKeys', () => {
     events.emit({ companyId: 1, name: 'acme.test' });
     expect(await racing).toEqual({ selector: 'rs2', privateKeyPem: 'NEW PEM' });
     expect(await keys.signingKey('acme.test')).toBeNull();
+  });
+
+  it('shares one read among concurrent calls, and forgets everything when the notices reconnect', async () => {
+    const [a, b] = await Promise.all([keys.signingKey('acme.test'), keys.signingKey('acme.test')]);
+    expect(a).toEqual(b);
+    expect(reads).toBe(1);
+    rows.delete('acme.test');
+    expect(await keys.signingKey('acme.test')).not.toBeNull(); // cached: no change was heard
+    reconnected(); // the notices' connection came back: changes meanwhile reached nobody
+    expect(await keys.signingKey('acme.test')).toBeNull();
+    expect(reads).toBe(2);
   });
 });
