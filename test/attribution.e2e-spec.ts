@@ -144,7 +144,7 @@ describe('Who sent it: one attribution rule', () => {
         companyId: sender.id,
         saslUsername: null,
         clientIp: '198.51.100.9',
-        sender: forged,
+        from: forged,
         status: 'sent',
       });
       expect(await record(q, 'bad@nowhere.invalid')).toMatchObject({
