@@ -177,7 +177,8 @@ describe('Outage of PostgreSQL and Redis, survived (e2e)', () => {
     await t?.close();
     redisProbe?.disconnect();
     await Promise.all([cluster?.destroy(), redis?.destroy()]);
-    process.env.DATABASE_URL = savedDatabaseUrl;
+    if (savedDatabaseUrl === undefined) delete process.env.DATABASE_URL;
+    else process.env.DATABASE_URL = savedDatabaseUrl;
   }, 60_000);
 
   const logBatch = (queueId: string, relayUsername: string) =>
@@ -255,6 +256,12 @@ describe('Outage of PostgreSQL and Redis, survived (e2e)', () => {
         .set(...bearer(owner.accessToken));
       expect(read.status).toBe(503);
       expect(read.body).toMatchObject({ status: 'failed', code: 503, data: null });
+      const login = await t
+        .http()
+        .post('/api/v1/users/login')
+        .send({ email: owner.email, password: owner.password });
+      expect(login.status).toBe(503);
+      expect(login.body).toMatchObject({ status: 'failed', code: 503, data: null });
       // Log batches and callbacks: 503, so their senders retry.
       await until(
         () => logs.refusals.length > before.logs && callbacks.refusals.length > before.callbacks,
