@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { dkimSign } from 'mailauth/lib/dkim/sign';
+import { milterMessages } from '../../modules/metrics/metrics';
 import { MilterDecisions } from './milter-decisions';
 import { cStrings, encodeFrame, Frame, splitStrings } from './milter-protocol';
 import { MilterServer, MilterServerOptions } from './milter-server';
@@ -153,7 +154,9 @@ describe('MilterServer', () => {
   it('signs at index 0 with the From domain key, h= the signed headers present; dkim=pass, aligned', async () => {
     const c = await client();
     const m = message();
+    const signed = await milterCount('signed');
     const { header, results } = await expectSigned(await c.message(m), m);
+    expect(await milterCount('signed')).toBe(signed + 1);
     expect(header.value).toContain(' d=acme.test;');
     expect(header.value).toContain(' s=rs1;');
     expect(header.value.replace(/\s+/g, '')).toContain(
@@ -287,14 +290,17 @@ describe('MilterServer', () => {
 
   it('tempfails when a decision cannot be made (database unreachable), never accepting unsigned', async () => {
     const c = await client();
+    const tempfailed = await milterCount('tempfailed');
     decisions.failing = true;
     expect((await c.message(message())).map(frameBytes)).toEqual([Buffer.from([0, 0, 0, 1, 0x74])]);
     decisions.failing = false;
     delete decisions.keys['acme.test'];
     expect((await c.message(message())).map(frameBytes)).toEqual([Buffer.from([0, 0, 0, 1, 0x74])]);
+    expect(await milterCount('tempfailed')).toBe(tempfailed + 2);
   });
 
   it("accepts Postfix's own mail as is: the null sender, and local submissions (no real client)", async () => {
+    const accepted = await milterCount('accepted');
     const bounce = await client();
     expect(
       (await bounce.message(message({ mailFrom: '<>', headers: headers('x@nowhere.test') }))).map(frameBytes),
@@ -307,6 +313,7 @@ describe('MilterServer', () => {
       Buffer.from([0, 0, 0, 1, 0x63]),
     ]);
     expect(decisions.calls).toEqual([]);
+    expect(await milterCount('accepted')).toBe(accepted + 2);
   });
 
   it("keeps a customer's own DKIM-Signature: both signatures verify", async () => {
@@ -424,4 +431,10 @@ async function waitFor(condition: () => boolean, timeoutMs = 20_000): Promise<vo
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** Messages of `milter_messages_total` with this outcome, all reasons together (GET /metrics). */
+async function milterCount(outcome: string): Promise<number> {
+  const { values } = await milterMessages.get();
+  return values.filter((v) => v.labels.outcome === outcome).reduce((sum, v) => sum + v.value, 0);
 }
