@@ -54,6 +54,22 @@ describe('AppConfig', () => {
     expect(env).toMatchObject({ SASL_PORT: 0, MILTER_PORT: 10042, RELAY_AGENT_HOST: '::1' });
   });
 
+  it('reads AGENT_HTTP_PORT (default 10043, 0 off) and METRICS_TOKEN (unset when empty, else at least 32 characters)', () => {
+    expect(AppConfig.fromEnv({}, quiet).env).toMatchObject({
+      AGENT_HTTP_PORT: 10043,
+      METRICS_TOKEN: undefined,
+    });
+    expect(AppConfig.fromEnv({ AGENT_HTTP_PORT: '0', METRICS_TOKEN: '' }, quiet).env).toMatchObject({
+      AGENT_HTTP_PORT: 0,
+      METRICS_TOKEN: undefined,
+    });
+    const token = 'x'.repeat(32);
+    expect(AppConfig.fromEnv({ METRICS_TOKEN: token }, quiet).env.METRICS_TOKEN).toBe(token);
+    expect(problemsOf({ METRICS_TOKEN: 'x'.repeat(31) })).toEqual([
+      'METRICS_TOKEN must be at least 32 characters long',
+    ]);
+  });
+
   it('reads MAX_DOMAINS_PER_COMPANY as a positive whole number (empty = the default)', () => {
     expect(AppConfig.fromEnv({ MAX_DOMAINS_PER_COMPANY: '3' }, quiet).env.MAX_DOMAINS_PER_COMPANY).toBe(3);
     expect(AppConfig.fromEnv({ MAX_DOMAINS_PER_COMPANY: '' }, quiet).env.MAX_DOMAINS_PER_COMPANY).toBe(50);
