@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Admin } from '../src/modules/admins/entities/admin.entity';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { Notification } from '../src/modules/notifications/entities/notification.entity';
-import { NotificationsService } from '../src/modules/notifications/notifications.service';
+import { Notifier } from '../src/modules/notifications/notifier';
 import { User } from '../src/modules/users/entities/user.entity';
 import {
   bearer,
@@ -31,7 +31,7 @@ const BROADCAST = `${ADMIN_BASE}/broadcast`;
 
 describe('Notifications', () => {
   let t: TestApp;
-  let service: NotificationsService;
+  let service: Notifier;
   let alice: Caller;
   let bob: Caller;
   let superAdmin: CreatedAdmin;
@@ -73,7 +73,7 @@ describe('Notifications', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
-    service = t.app.get(NotificationsService);
+    service = t.app.get(Notifier);
     alice = await createActiveUser(t);
     bob = await createActiveUser(t);
     superAdmin = await createAdmin(t, 'superAdmin');

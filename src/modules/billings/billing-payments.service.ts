@@ -4,7 +4,7 @@ import { NotFoundError } from '../../common/errors/domain-error';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { CompanyStateService, PeriodChange } from '../companies/company-state.service';
-import { NotificationsService } from '../notifications/notifications.service';
+import { Notifier } from '../notifications/notifier';
 import { PackagesService } from '../packages/packages.service';
 import { BillingEvent, canTransition, nextBillingStatus } from './billing-state';
 import { Billing } from './entities/billing.entity';
@@ -35,7 +35,7 @@ export class BillingPaymentsService {
     private readonly transactions: TransactionService,
     private readonly dialect: SqlDialect,
     private readonly companyState: CompanyStateService,
-    private readonly notifications: NotificationsService,
+    private readonly notifications: Notifier,
     private readonly packages: PackagesService,
   ) {}
 

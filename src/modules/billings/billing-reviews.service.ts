@@ -8,7 +8,7 @@ import { AppConfig } from '../../config/app-config';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import type { Admin } from '../admins/entities/admin.entity';
-import { NotificationsService } from '../notifications/notifications.service';
+import { Notifier } from '../notifications/notifier';
 import { BillingPaymentsService } from './billing-payments.service';
 import { BILLING_NOT_FOUND, billingsWithRefs, lockBilling } from './billing-queries';
 import { nextBillingStatus } from './billing-state';
@@ -31,7 +31,7 @@ export class BillingReviewsService {
     private readonly payments: BillingPaymentsService,
     private readonly transactions: TransactionService,
     private readonly dialect: SqlDialect,
-    private readonly notifications: NotificationsService,
+    private readonly notifications: Notifier,
     private readonly config: AppConfig,
   ) {}
 

@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, LessThanOrEqual, MoreThan, Repository } from 'typeorm';
 import { TransactionService } from '../../database/transaction.service';
 import { Job } from '../jobs/job.decorator';
-import { NotificationsService } from '../notifications/notifications.service';
+import { Notifier } from '../notifications/notifier';
 import { BillingPaymentsService } from './billing-payments.service';
 import { Billing } from './entities/billing.entity';
 
@@ -26,7 +26,7 @@ export class BillingsJobs {
   constructor(
     private readonly payments: BillingPaymentsService,
     private readonly transactions: TransactionService,
-    private readonly notifications: NotificationsService,
+    private readonly notifications: Notifier,
     @InjectRepository(Billing) private readonly billings: Repository<Billing>,
   ) {}
 

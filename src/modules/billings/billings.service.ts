@@ -8,7 +8,7 @@ import { AppConfig } from '../../config/app-config';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { CompanyStateService } from '../companies/company-state.service';
-import { NotificationsService } from '../notifications/notifications.service';
+import { Notifier } from '../notifications/notifier';
 import { CompanyBillings } from '../companies/company-billings';
 import { PackageReferences } from '../packages/package-references';
 import { PackagesService } from '../packages/packages.service';
@@ -37,7 +37,7 @@ export class BillingsService implements OnModuleInit {
     private readonly companyState: CompanyStateService,
     private readonly packageReferences: PackageReferences,
     private readonly companyBillings: CompanyBillings,
-    private readonly notifications: NotificationsService,
+    private readonly notifications: Notifier,
     private readonly config: AppConfig,
   ) {}
 

@@ -4,7 +4,7 @@ import { Repository } from 'typeorm';
 import { BadRequestError } from '../../common/errors/domain-error';
 import { Applied, InboundEventInbox } from '../../database/inbound-events';
 import { Job } from '../jobs/job.decorator';
-import { NotificationsService } from '../notifications/notifications.service';
+import { Notifier } from '../notifications/notifier';
 import { BillingPaymentsService } from './billing-payments.service';
 import { Billing } from './entities/billing.entity';
 import { PaymentEvent, PaymentOutcome } from './entities/payment-event.entity';
@@ -41,7 +41,7 @@ export class PaymentCallbacksService {
     @InjectRepository(PaymentEvent) events: Repository<PaymentEvent>,
     @InjectRepository(Billing) private readonly billings: Repository<Billing>,
     private readonly payments: BillingPaymentsService,
-    private readonly notifications: NotificationsService,
+    private readonly notifications: Notifier,
   ) {
     this.inbox = new InboundEventInbox(events, 'Payment callback');
   }

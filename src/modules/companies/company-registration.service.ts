@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { ConflictError } from '../../common/errors/domain-error';
 import { TransactionService } from '../../database/transaction.service';
 import { PasswordService } from '../auth/password.service';
-import { NotificationsService } from '../notifications/notifications.service';
+import { Notifier } from '../notifications/notifier';
 import { CompanyMembersService } from '../users/company-members.service';
 import { RegisterDto } from '../users/dto/user-requests.dto';
 import { CompanySummaryDto, RegisteredDto, UserDto } from '../users/dto/user-response.dto';
@@ -22,7 +22,7 @@ export class CompanyRegistrationService {
     private readonly passwords: PasswordService,
     private readonly members: CompanyMembersService,
     private readonly users: UsersService,
-    private readonly notifications: NotificationsService,
+    private readonly notifications: Notifier,
     private readonly hooks: CompanyRegistrationHooks,
   ) {}
 

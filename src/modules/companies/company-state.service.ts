@@ -3,7 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { BadRequestError, ConflictError, NotFoundError } from '../../common/errors/domain-error';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
-import { NotificationsService } from '../notifications/notifications.service';
+import { Notifier } from '../notifications/notifier';
 import { CompanyStateChangeKind, CompanyStateEvents } from './company-state-events';
 import { CompanyAuditEvent } from './entities/company-audit-event.entity';
 import { CompanyUsageDay } from './entities/company-usage-day.entity';
@@ -52,7 +52,7 @@ export class CompanyStateService {
     private readonly dataSource: DataSource,
     private readonly transactions: TransactionService,
     private readonly dialect: SqlDialect,
-    private readonly notifications: NotificationsService,
+    private readonly notifications: Notifier,
     private readonly events: CompanyStateEvents,
   ) {}
 

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import type { NotificationsService } from '../notifications/notifications.service';
+import type { Notifier } from '../notifications/notifier';
 import type { Company } from './entities/company.entity';
 
 export interface SuspensionNotice {
@@ -19,7 +19,7 @@ export interface SuspensionNotice {
  * only after it commits and not at all if it rolls back.
  */
 export async function announceSuspension(
-  notifications: NotificationsService,
+  notifications: Notifier,
   em: EntityManager,
   company: Company,
   notice: SuspensionNotice,

@@ -10,7 +10,7 @@ import { isUniqueViolation } from '../../database/database-errors';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { Job } from '../jobs/job.decorator';
-import { NotificationsService } from '../notifications/notifications.service';
+import { Notifier } from '../notifications/notifier';
 import { CompanyMembersService } from '../users/company-members.service';
 import { DkimKeyPairs } from './dkim-key-pairs';
 import { lostSpfOrDkim, passes, recordsToPublish } from './dns-records';
@@ -43,7 +43,7 @@ export class DomainsService {
     private readonly encryption: EncryptionService,
     private readonly dns: DomainDnsChecker,
     private readonly events: DomainEvents,
-    private readonly notifications: NotificationsService,
+    private readonly notifications: Notifier,
     private readonly members: CompanyMembersService,
   ) {}
 

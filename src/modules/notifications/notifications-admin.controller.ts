@@ -16,7 +16,7 @@ import {
 } from './dto/notification-response.dto';
 import { Notification } from './entities/notification.entity';
 import { OwnedNotification } from './owned-notification.decorator';
-import { adminOwner, NotificationsService } from './notifications.service';
+import { adminOwner, NotificationInbox } from './notification-inbox.service';
 
 /**
  * The calling admin's own notifications (every role), and broadcasts to users. DELETE
@@ -25,7 +25,7 @@ import { adminOwner, NotificationsService } from './notifications.service';
 @ApiTags('admin notifications')
 @Controller('api/v1/admins/notification')
 export class NotificationsAdminController {
-  constructor(private readonly notifications: NotificationsService) {}
+  constructor(private readonly notifications: NotificationInbox) {}
 
   /**
    * List the signed-in admin's notifications.

@@ -15,14 +15,14 @@ import {
 } from './dto/notification-response.dto';
 import { Notification } from './entities/notification.entity';
 import { OwnedNotification } from './owned-notification.decorator';
-import { NotificationsService, userOwner } from './notifications.service';
+import { NotificationInbox, userOwner } from './notification-inbox.service';
 
 /** The calling user's own notifications. Static paths come before the `/:uuid` ones. */
 @ApiTags('notifications')
 @Controller('api/v1/users/notification')
 @UserAuth()
 export class NotificationsController {
-  constructor(private readonly notifications: NotificationsService) {}
+  constructor(private readonly notifications: NotificationInbox) {}
 
   /**
    * List the signed-in user's notifications.

@@ -4,7 +4,8 @@ import { Notification } from './entities/notification.entity';
 import { NotificationRecipients } from './notification-recipients';
 import { NotificationsAdminController } from './notifications-admin.controller';
 import { NotificationsController } from './notifications.controller';
-import { NotificationsService } from './notifications.service';
+import { NotificationInbox } from './notification-inbox.service';
+import { Notifier } from './notifier';
 
 /**
  * Global: every area raises notifications for its own events. The users, admins and companies
@@ -14,7 +15,7 @@ import { NotificationsService } from './notifications.service';
 @Module({
   imports: [TypeOrmModule.forFeature([Notification])],
   controllers: [NotificationsController, NotificationsAdminController],
-  providers: [NotificationRecipients, NotificationsService],
-  exports: [NotificationRecipients, NotificationsService],
+  providers: [NotificationRecipients, Notifier, NotificationInbox],
+  exports: [NotificationRecipients, Notifier],
 })
 export class NotificationsModule {}

@@ -7,7 +7,7 @@ import { CompanyAttribution } from '../attribution/company-attribution.service';
 import { TransactionService } from '../../database/transaction.service';
 import { CompanyStateService } from '../companies/company-state.service';
 import type { Company } from '../companies/entities/company.entity';
-import { NotificationsService } from '../notifications/notifications.service';
+import { Notifier } from '../notifications/notifier';
 import { SuppressionService } from '../suppression/suppression.service';
 import { SpamReportDto, SpamReportResultDto } from './dto/spam-report.dto';
 import { SpamReport } from './entities/spam-report.entity';
@@ -34,7 +34,7 @@ export class SpamReportsService {
     private readonly transactions: TransactionService,
     private readonly companyState: CompanyStateService,
     private readonly suppression: SuppressionService,
-    private readonly notifications: NotificationsService,
+    private readonly notifications: Notifier,
     private readonly config: AppConfig,
     private readonly attribution: CompanyAttribution,
   ) {}
