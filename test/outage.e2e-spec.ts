@@ -23,9 +23,10 @@ import { latch, until } from './support/until';
  * While PostgreSQL is down the API answers 503 envelopes (`/health` too), callbacks and log
  * batches answer 503 so their senders retry, the policy service and SMTP AUTH close the
  * connection (Postfix applies its default, or answers 454) and the milter answers tempfail.
- * Within 10 s of the restart everything answers again, without restarting anything, the relay
- * agent's LISTEN connection is back and its caches forgot what they held; every request answered
- * 200 has its row. While Redis is down, rate limits and SMTP AUTH failures are counted in the
+ * Within 10 s of the restart everything answers again, without restarting anything; the relay
+ * agent's LISTEN connection is back (it hears the API again) and its caches forgot what they held
+ * (a change made while it was down, announced to nobody, is seen); every request answered 200 has
+ * its row, once. While Redis is down, rate limits and SMTP AUTH failures are counted in the
  * process instead, and nothing answers 500.
  */
 
@@ -192,13 +193,14 @@ describe('Outage of PostgreSQL and Redis, survived (e2e)', () => {
     Number((await t.dataSource.query<Array<{ n: string | number }>>(sql, params))[0].n);
 
   it('PostgreSQL stopped mid-traffic: 503s, closed connections and tempfails; everything answers again within 10 s of the restart; no answered row lost', async () => {
-    const { createPaidCompany, createActiveUser, bearer } = factories;
+    const { createPaidCompany, createActiveUser, createAdmin, bearer } = factories;
     const { ChangeNotices } = await import('../src/database/change-notices');
     const { JobRegistry } = await import('../src/modules/jobs/job-registry');
     const watched = await createPaidCompany(t);
     const traffic = await createPaidCompany(t);
     await t.dataSource.query('UPDATE companies SET quota = 1000000 WHERE id = $1', [traffic.id]);
     const owner = await createActiveUser(t);
+    const admin = await createAdmin(t, 'admin');
 
     // The agent's notices connection listens; its reconnect signal is what the test waits for later.
     const agentNotices: ChangeNoticesType = agent.get(ChangeNotices);
@@ -348,6 +350,23 @@ describe('Outage of PostgreSQL and Redis, survived (e2e)', () => {
       expect(
         await askPolicy(ports.policy, { sasl_username: watched.relayUsername, recipient: 'jo@example.net' }),
       ).toBe('action=REJECT account suspended');
+      // And LISTEN hears again: the API resumes the company, the agent hears it before its cache expires.
+      const heard = new Promise<void>((resolve) => {
+        const stop = agentNotices.listen('relay_company_state', () => {
+          stop();
+          resolve();
+        });
+      });
+      await t
+        .http()
+        .patch(`/api/v1/admins/companies/${watched.uuid}`)
+        .set(...bearer(admin.accessToken))
+        .send({ status: 'active' })
+        .expect(200);
+      await heard;
+      expect(
+        await askPolicy(ports.policy, { sasl_username: watched.relayUsername, recipient: 'jo@example.net' }),
+      ).toBe('action=OK');
       expect(Date.now() - restarted).toBeLessThan(RECOVERY_MS);
     } finally {
       stopWatching();
