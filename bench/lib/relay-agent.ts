@@ -51,6 +51,8 @@ export async function startRelayAgent(
       POLICY_PORT: String(agentPorts.policy),
       SASL_PORT: String(agentPorts.sasl),
       MILTER_PORT: String(agentPorts.milter),
+      // Its /health and /metrics listener is not measured: off, so a fixed port cannot clash.
+      AGENT_HTTP_PORT: '0',
     },
     // Both pipes drained: pino writes synchronously, so a full pipe would stall the agent.
     stdio: ['ignore', 'pipe', 'pipe'],
