@@ -729,6 +729,22 @@ async function main(): Promise<void> {
         `${fmt(delivery.providerEvents)} SendGrid deliveries, each matched to its record`,
       ),
       figure(
+        'provider-events-waiting',
+        'mail-provider events before their messages, batches of 100 (50 connections)',
+        delivery.waitingEventsPerSecond,
+        '/s',
+        { op: '>=', limit: 5_000 },
+        `${fmt(delivery.waitingEvents)} stored to wait for their log lines`,
+      ),
+      figure(
+        'ingest-lines-matching-waiting',
+        'log ingest of the messages whose events waited (two in flight)',
+        delivery.matchingIngestLinesPerSecond,
+        'lines/s',
+        { op: '>=', limit: 20_000 },
+        `${fmt(delivery.waitingEventsApplied)} waiting events applied as their lines came`,
+      ),
+      figure(
         'report-summary-p95',
         `GET /reports/summary of 30 days, ${fmt(delivery.records)} records (p95)`,
         delivery.summaryP95Ms,

@@ -17,6 +17,12 @@ export interface DeliveryFigures {
   ingestLines: number;
   providerEventsPerSecond: number;
   providerEvents: number;
+  /** issue 21: events naming messages whose log lines have not arrived (a shipper that lags). */
+  waitingEventsPerSecond: number;
+  waitingEvents: number;
+  /** Then those messages' log lines arrive: ingest that applies every waiting event. */
+  matchingIngestLinesPerSecond: number;
+  waitingEventsApplied: number;
   records: number;
   seedSeconds: number;
   summaryP95Ms: number;
@@ -119,6 +125,71 @@ export async function measureDeliveryData(
   const events = await forSeconds(o.seconds, 2, postEvents);
   await watch.mark('provider events');
 
+  // Events before their messages (issue 21): SendGrid batches of 100 on 50 connections naming
+  // messages whose log lines have not arrived, then those lines, which apply every one of them.
+  let waiting = 0;
+  const waitingKey = (n: number) => `W${n.toString(16).toUpperCase().padStart(9, '0')}`;
+  const postWaiting = async () => {
+    const body = [];
+    for (let i = 0; i < 100; i++, waiting++) {
+      const q = waitingKey(waiting);
+      body.push({
+        event: 'delivered',
+        email: `w${waiting}@example.net`,
+        timestamp: Math.floor(Date.now() / 1000),
+        sg_message_id: `R${q}.filter0001`,
+        sg_event_id: `bench-${q}`,
+      });
+    }
+    const res = await fetch(`${service.baseUrl}/callback/mail-provider`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Basic ${Buffer.from(`${o.webhookUser}:${o.webhookPassword}`).toString('base64')}`,
+      },
+      body: JSON.stringify(body),
+    });
+    if (res.status !== 200) throw new Error(`callback/mail-provider: ${res.status} ${await res.text()}`);
+    return body.length;
+  };
+  const early = await forSeconds(o.seconds, 50, postWaiting);
+  await watch.mark('provider events before their messages');
+  let arrived = 0;
+  const postArriving = async () => {
+    if (arrived >= waiting) return 0;
+    const lines: string[] = [];
+    const at = new Date().toISOString();
+    for (let i = 0; i < 200 && arrived < waiting; i++, arrived++) {
+      const q = waitingKey(arrived);
+      lines.push(
+        `${at} bench1 postfix/smtpd[1]: ${q}: client=h[10.0.0.1], sasl_method=PLAIN, sasl_username=${company.relay_username}`,
+        `${at} bench1 postfix/cleanup[2]: ${q}: message-id=<${q}@bench.example>`,
+        `${at} bench1 postfix/qmgr[3]: ${q}: from=<news@bench.example>, size=2048, nrcpt=1 (queue active)`,
+        `${at} bench1 postfix/smtp[4]: ${q}: to=<w${arrived}@example.net>, relay=mx[10.0.0.2]:25, delay=0.2, delays=0/0/0.1/0.1, dsn=2.0.0, status=sent (250 2.0.0 Ok: queued as R${q})`,
+        `${at} bench1 postfix/qmgr[3]: ${q}: removed`,
+      );
+    }
+    const res = await fetch(`${service.baseUrl}/api/v1/callback-raw-log`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', 'x-api-key': o.logShipperKey },
+      body: lines.join('\n'),
+    });
+    if (res.status !== 200) throw new Error(`callback-raw-log: ${res.status} ${await res.text()}`);
+    return lines.length;
+  };
+  // Bounded like every run: the lines of the first messages whose events wait.
+  const matching = await forSeconds(o.seconds, 2, postArriving);
+  await watch.mark('log lines of messages whose events waited');
+  const [{ n: applied }] = await db.query<{ n: number | string }>(
+    "SELECT COUNT(*) AS n FROM provider_events WHERE event_key LIKE 'sendgrid:bench-W%' AND outcome = 'applied'",
+    [],
+  );
+  if (Number(applied) !== Math.min(arrived, waiting)) {
+    throw new Error(
+      `waiting provider events: ${applied} applied of ${Math.min(arrived, waiting)} whose lines arrived`,
+    );
+  }
+
   const seedStarted = performance.now();
   await seedCleanLogs(db, company.id, me.company.uuid, o.records);
   const seedSeconds = (performance.now() - seedStarted) / 1000;
@@ -158,6 +229,10 @@ export async function measureDeliveryData(
     ingestLines: ingest.units,
     providerEventsPerSecond: events.units / events.seconds,
     providerEvents: events.units,
+    waitingEventsPerSecond: early.units / early.seconds,
+    waitingEvents: early.units,
+    matchingIngestLinesPerSecond: matching.units / matching.seconds,
+    waitingEventsApplied: Number(applied),
     records: o.records,
     seedSeconds,
     summaryP95Ms: p95(summaryMs),

@@ -36,15 +36,20 @@ export class SuppressionLists {
     dataSource: DataSource,
     private readonly transactions: TransactionService,
   ) {
-    const list = (name: string, where: string) =>
+    // SQLite only (PostgreSQL reads both lists of many companies at once below). The index is
+    // named: without planner statistics (a young embedded database) SQLite probed the global list
+    // through the company index and a bloom filter, reading every global entry: ~360 µs a read
+    // among 2,000 global entries against ~2 µs through its own unique index.
+    const list = (name: string, index: string, where: string) =>
       new PreparedListRead(
         dataSource,
         transactions,
         name,
-        `SELECT email, reason FROM suppression_entries WHERE ${where} AND email {list} AND ${UNEXPIRED}`,
+        `SELECT email, reason FROM suppression_entries INDEXED BY ${index} ` +
+          `WHERE ${where} AND email {list} AND ${UNEXPIRED}`,
       );
-    this.ownList = list('suppressed_own', 'company_id = ?');
-    this.globalList = list('suppressed_global', 'company_id IS NULL');
+    this.ownList = list('suppressed_own', 'uq_suppression_company_email', 'company_id = ?');
+    this.globalList = list('suppressed_global', 'uq_suppression_global_email', 'company_id IS NULL');
     // PostgreSQL only, so numbered: $1 keys, $2 company ids, $3 addresses, $4 now. LATERAL … LIMIT 1
     // makes one index probe a key, where a join of the unnested keys to the table may be planned
     // as a scan of the whole list.
