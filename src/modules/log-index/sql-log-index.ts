@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Brackets, EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
 import { containsPattern } from '../../common/search';
+import { chunks } from '../../database/chunks';
 import { EntityRowReader } from '../../database/entity-row-reader';
 import { SqlDialect } from '../../database/sql-dialect';
 import { CleanLogRollUp, CountRow, groupCounts, rollUpAnswers } from './clean-log-roll-up';
@@ -10,8 +11,6 @@ import { CleanRecord, LogCounts, LogFilter, LogPosition } from './clean-record';
 import { CleanLog } from './entities/clean-log.entity';
 import { BounceBreakdown, GroupedCounts, LogIndex, RecordLocation } from './log-index';
 
-/** Rows per upsert statement: 28 columns each, well under SQLite's bound-parameter limit. */
-const WRITE_CHUNK = 500;
 /**
  * Rows per page of an export. Measured with 1,000,000 rows: 1,000 a page grew the service's memory
  * by 112 MB (SQLite) and 97 MB (PostgreSQL) while streaming, 500 by 51 MB and 84 MB, in the same
@@ -68,12 +67,9 @@ export class SqlLogIndex extends LogIndex {
     if (!ids.length) return [];
     const repo = within ? within.getRepository(CleanLog) : this.logs;
     const records: CleanRecord[] = [];
-    for (let i = 0; i < ids.length; i += WRITE_CHUNK) {
+    for (const chunk of chunks(ids)) {
       records.push(
-        ...(await repo
-          .createQueryBuilder('log')
-          .where('log.id IN (:...ids)', { ids: ids.slice(i, i + WRITE_CHUNK) })
-          .getMany()),
+        ...(await repo.createQueryBuilder('log').where('log.id IN (:...ids)', { ids: chunk }).getMany()),
       );
     }
     return records;
@@ -93,11 +89,11 @@ export class SqlLogIndex extends LogIndex {
       ['message_id', messageIds],
       ['remote_queue_id', remoteIds],
     ] as const) {
-      for (let i = 0; i < values.length; i += WRITE_CHUNK) {
+      for (const chunk of chunks(values)) {
         const rows = await repo
           .createQueryBuilder('log')
           .select(['log.id', 'log.host', 'log.queueId', 'log.to', 'log.messageId', 'log.companyId'])
-          .where(`log.${column} IN (:...values)`, { values: values.slice(i, i + WRITE_CHUNK) })
+          .where(`log.${column} IN (:...values)`, { values: chunk })
           .getMany();
         for (const row of rows) {
           if (wanted.has(row.to)) {
