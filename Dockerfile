@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build stage: native modules (better-sqlite3, argon2) compile here with the toolchain.
-FROM node:20-bookworm-slim AS build
+FROM node:26-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
@@ -10,7 +10,7 @@ COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: no toolchain, no sources, a non-root user.
-FROM node:20-bookworm-slim
+FROM node:26-bookworm-slim
 # MALLOC_MMAP_THRESHOLD_: blocks of 1 MiB and more (argon2's 19 MiB per hash) go back to the
 # system when freed instead of staying resident in the arena of each libuv thread that hashed.
 # A saving on top, not a requirement: the service caps what argon2 keeps without it (one pool

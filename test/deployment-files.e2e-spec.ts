@@ -62,6 +62,19 @@ describe('Deployment files', () => {
     }
   });
 
+  it("the image's Node.js is one LTS line in both stages, the line CI runs the suite on again", () => {
+    const lines = [...read('Dockerfile').matchAll(/^FROM node:(\d+)-(\S+)/gm)].map((m) => `${m[1]}-${m[2]}`);
+    expect(lines).toHaveLength(2);
+    expect(new Set(lines).size).toBe(1);
+    const major = Number(lines[0].split('-')[0]);
+    // Even majors are the LTS lines; 24 is the oldest still maintained after Node 20's end of life.
+    expect(major % 2).toBe(0);
+    expect(major).toBeGreaterThanOrEqual(24);
+    // .ci/run reads the line from the Dockerfile's last FROM, so the two cannot disagree.
+    expect(read('.ci/run')).toContain("sed -n 's/^FROM node:\\([0-9][0-9]*\\)-.*/\\1/p' Dockerfile");
+    expect(read('README.md')).toContain(`Node.js ${major}`);
+  });
+
   const compose = spawnSync('docker-compose', ['version'], { encoding: 'utf8' });
   const haveCompose = compose.status === 0;
   // CI installs docker-compose (.ci/run); elsewhere the check runs when it is there.
