@@ -206,7 +206,7 @@ contract('SQL (the service database)', async () => {
   const transactions = t.app.get(TransactionService);
   return {
     index,
-    write: (records) => transactions.run((em) => index.write(records, em)),
+    write: (records) => transactions.run((em) => index.write(records, undefined, em)),
     close: () => t.close(),
   };
 });

@@ -238,10 +238,10 @@ export class CompanyStateService {
     count: number,
     at: Date = new Date(),
     /** The caller's transaction: the count commits with the work it counts; notifications follow the commit. */
-    within?: EntityManager,
+    em?: EntityManager,
   ): Promise<void> {
     if (count <= 0) return;
-    const manager = within ?? this.dataSource.manager;
+    const manager = em ?? this.dataSource.manager;
     await manager
       .createQueryBuilder()
       .update(Company)
@@ -263,8 +263,8 @@ export class CompanyStateService {
       },
     });
     if (!company) return;
-    this.changed(within, company, 'usage');
-    if (within) this.transactions.afterCommit(within, () => this.warnOnThresholds(company));
+    this.changed(em, company, 'usage');
+    if (em) this.transactions.afterCommit(em, () => this.warnOnThresholds(company));
     else await this.warnOnThresholds(company);
   }
 

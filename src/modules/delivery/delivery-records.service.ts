@@ -104,8 +104,8 @@ export class DeliveryRecordsService {
     const changed = built.filter((b) => recordChanged(before.get(b.record.id), b.record));
     await this.index.write(
       changed.map((b) => b.record),
-      em,
       [...before.values()],
+      em,
     );
     await this.countUsage(
       em,

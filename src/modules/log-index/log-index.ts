@@ -34,18 +34,18 @@ export abstract class LogIndex {
   abstract readonly kind: 'sql' | 'elasticsearch';
 
   /**
-   * Upserts whole records. `within`: the caller's transaction, used by the SQL index;
-   * `previous`: the stored versions of these records when the caller has just read them.
+   * Upserts whole records. `previous`: the stored versions of these records when the caller has
+   * just read them; `em`: the caller's transaction, used by the SQL index.
    */
-  abstract write(records: CleanRecord[], within?: EntityManager, previous?: CleanRecord[]): Promise<void>;
+  abstract write(records: CleanRecord[], previous?: CleanRecord[], em?: EntityManager): Promise<void>;
 
   /** The records with these ids that exist. */
-  abstract getMany(ids: string[], within?: EntityManager): Promise<CleanRecord[]>;
+  abstract getMany(ids: string[], em?: EntityManager): Promise<CleanRecord[]>;
 
   /** Where the records of these provider events are: those of the recipient whose messageId or remoteQueueId is given. */
   abstract locate(
     keys: Array<{ recipient: string; messageId?: string; remoteQueueId?: string }>,
-    within?: EntityManager,
+    em?: EntityManager,
   ): Promise<RecordLocation[]>;
 
   /** Counts of the window, in total and per UTC day (`YYYY-MM-DD`). */

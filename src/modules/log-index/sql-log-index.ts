@@ -45,13 +45,13 @@ export class SqlLogIndex extends LogIndex {
   }
 
   /**
-   * Upserts the records and moves each from its old roll-up cell to its new one; give `within` (a
+   * Upserts the records and moves each from its old roll-up cell to its new one; give `em` (a
    * transaction). `previous` must be what the transaction read, under the lock that serialises
    * rebuilds of these records (the ingest's queue rows), or the roll-up moves the wrong cells.
    */
-  async write(records: CleanRecord[], within?: EntityManager, previous?: CleanRecord[]): Promise<void> {
+  async write(records: CleanRecord[], previous?: CleanRecord[], em?: EntityManager): Promise<void> {
     if (!records.length) return;
-    const manager = within ?? this.logs.manager;
+    const manager = em ?? this.logs.manager;
     const stored =
       previous ??
       (await this.getMany(
@@ -63,9 +63,9 @@ export class SqlLogIndex extends LogIndex {
     await this.rollUp.move(manager, records, before);
   }
 
-  async getMany(ids: string[], within?: EntityManager): Promise<CleanRecord[]> {
+  async getMany(ids: string[], em?: EntityManager): Promise<CleanRecord[]> {
     if (!ids.length) return [];
-    const repo = within ? within.getRepository(CleanLog) : this.logs;
+    const repo = em ? em.getRepository(CleanLog) : this.logs;
     const records: CleanRecord[] = [];
     for (const chunk of chunks(ids)) {
       records.push(
@@ -77,9 +77,9 @@ export class SqlLogIndex extends LogIndex {
 
   async locate(
     keys: Array<{ recipient: string; messageId?: string; remoteQueueId?: string }>,
-    within?: EntityManager,
+    em?: EntityManager,
   ): Promise<RecordLocation[]> {
-    const repo = within ? within.getRepository(CleanLog) : this.logs;
+    const repo = em ? em.getRepository(CleanLog) : this.logs;
     const messageIds = [...new Set(keys.flatMap((k) => (k.messageId ? [k.messageId] : [])))];
     const remoteIds = [...new Set(keys.flatMap((k) => (k.remoteQueueId ? [k.remoteQueueId] : [])))];
     const wanted = new Set(keys.map((k) => k.recipient));

@@ -74,7 +74,7 @@ export class SuppressionService {
     companyId: number | null,
     input: NewSuppressions,
     /** The caller's open transaction, when the entries must be written in it. */
-    within?: EntityManager,
+    em?: EntityManager,
   ): Promise<SuppressionAddedDto> {
     const invalid: string[] = [];
     const emails = new Set<string>();
@@ -86,7 +86,7 @@ export class SuppressionService {
     if (emails.size === 0) return { added: 0, existing: 0, invalid };
 
     const inTransaction = <T>(work: (manager: EntityManager) => Promise<T>) =>
-      within ? work(within) : this.transactions.run(work);
+      em ? work(em) : this.transactions.run(work);
     const { added, existing } = await inTransaction(async (manager) => {
       const now = new Date();
       const found = await this.inScope(
