@@ -104,17 +104,25 @@ describe('CompanyAttribution caches (lru-cache)', () => {
   });
 
   it('when full, lets the least recently used entry go, not all of them', async () => {
-    const s = setup();
-    const max = 100_000;
-    for (let id = 0; id < max; id++) await s.attribution.companyById(id);
-    await s.attribution.companyById(0); // used again: now the most recent
-    await s.attribution.companyById(max); // one too many: company 1, the least recent, goes
-    s.loads.byId.length = 0;
-    await s.attribution.companyById(0);
-    await s.attribution.companyById(2);
-    expect(s.loads.byId).toEqual([]);
-    await s.attribution.companyById(1);
-    expect(s.loads.byId).toEqual([1]);
+    // Time stands still (lru-cache reads performance.now()): filling 100,000 entries may take
+    // longer than their 5 s on a loaded machine, and this is about size, not age.
+    const frozen = performance.now();
+    const clock = jest.spyOn(performance, 'now').mockReturnValue(frozen);
+    try {
+      const s = setup();
+      const max = 100_000;
+      for (let id = 0; id < max; id++) await s.attribution.companyById(id);
+      await s.attribution.companyById(0); // used again: now the most recent
+      await s.attribution.companyById(max); // one too many: company 1, the least recent, goes
+      s.loads.byId.length = 0;
+      await s.attribution.companyById(0);
+      await s.attribution.companyById(2);
+      expect(s.loads.byId).toEqual([]);
+      await s.attribution.companyById(1);
+      expect(s.loads.byId).toEqual([1]);
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it('keeps the facts read with a relay username, and forgets everything when the notices reconnect', async () => {
