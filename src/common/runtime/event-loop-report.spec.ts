@@ -1,6 +1,10 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { EVENT_LOOP_DELAY_MESSAGE, EventLoopDelayReport } from './event-loop-report';
+import {
+  EVENT_LOOP_DELAY_MESSAGE,
+  EVENT_LOOP_RESOLUTION_MS,
+  EventLoopDelayReport,
+} from './event-loop-report';
 
 const MODULE = join(__dirname, 'event-loop-report.ts');
 const BLOCK_MS = 150;
@@ -62,7 +66,11 @@ describe('the event-loop delay over IPC', () => {
       samples: 0,
     });
     // The monitor measures from its first timer turn on: wait for a turn before holding the loop.
-    while ((await ask()).samples === 0);
+    // Each ask resets the monitor, so asking back to back (an IPC round trip is far shorter than
+    // the monitor's resolution) would never let a turn complete: give it two resolutions.
+    while ((await ask()).samples === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 2 * EVENT_LOOP_RESOLUTION_MS));
+    }
 
     const blocked = answer(child, (m) => (m as { blocked?: number }).blocked === BLOCK_MS);
     child.send({ block: BLOCK_MS });
