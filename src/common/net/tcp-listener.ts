@@ -26,6 +26,22 @@ export abstract class TcpListener<Connection extends { end(): void }> {
     });
   }
 
+  /**
+   * Listens on a Unix socket at `path` instead (a Postfix on the same host can name it
+   * `unix:/path`). The back-pressure specs use one: on loopback TCP, a peer that stops reading
+   * for long with megabytes queued both ways can leave the kernel's receive buffers untuned, and
+   * the flow then crawls on retransmission timeouts, whatever the server does.
+   */
+  listenAt(path: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(path, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
   /** Stops accepting; each connection closes once what it has read is answered. */
   close(): Promise<void> {
     for (const connection of this.open) connection.end();

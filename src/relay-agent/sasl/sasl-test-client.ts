@@ -33,9 +33,12 @@ export class SaslTestClient {
     });
   }
 
-  /** Connects and sends Postfix's half of the handshake (the server's is left to read). */
-  static async connect(port: number, host = '127.0.0.1'): Promise<SaslTestClient> {
-    const socket = connect(port, host);
+  /**
+   * Connects (to a port of `host`, or to a Unix socket's path) and sends Postfix's half of the
+   * handshake (the server's is left to read).
+   */
+  static async connect(at: number | string, host = '127.0.0.1'): Promise<SaslTestClient> {
+    const socket = typeof at === 'number' ? connect(at, host) : connect(at);
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
     const client = new SaslTestClient(socket);
     client.send(`VERSION\t1\t0\nCPID\t${process.pid}\n`);
