@@ -103,9 +103,9 @@ export class SqlDialect {
    * uuid). Values are bound as TypeORM binds them (`driver.preparePersistentValue`: transformers,
    * SQLite's dates and booleans). `conflict`: `ignore` (`ON CONFLICT DO NOTHING`) or the key,
    * the fields to overwrite (`update`: `SET f = excluded.f`) and the counters to add to (`add`:
-   * `SET n = n + excluded.n`). Answers the
-   * rows inserted or updated: with `ignore`, a row a concurrent insert took first is not counted. PostgreSQL gets the rows as one array per column (`SELECT * FROM
-   * unnest(…)`), SQLite a VALUES list.
+   * `SET n = n + excluded.n`). Answers the rows inserted or updated: with `ignore`, a row a
+   * concurrent insert took first is not counted. PostgreSQL gets the rows as one array per column
+   * (`SELECT * FROM unnest(…)`), SQLite a VALUES list.
    */
   async insertMany<T extends ObjectLiteral>(
     manager: EntityManager,
