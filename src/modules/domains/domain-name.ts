@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { domainToASCII } from 'node:url';
+import { domainToASCII, domainToUnicode } from 'node:url';
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
@@ -24,7 +24,19 @@ export function normaliseDomainName(input: string): { name: string } | { problem
       problem: 'name has an invalid label: letters, digits and inner hyphens, 1 to 63 characters each',
     };
   }
+  if (!labels.every(isALabelOrPlain)) return { problem: 'name is not a valid domain name' };
   if (/^\d+$/.test(labels[labels.length - 1]))
     return { problem: 'name must end in a top-level domain, not a number' };
   return { name };
+}
+
+/**
+ * A label that is not punycode, or punycode that decodes and encodes back to itself. Node's URL
+ * parser refused a broken A-label (`xn--zz`) up to Node 20 and keeps it as it is from Node 26
+ * on, so the check is ours: the same name is valid on every supported line.
+ */
+function isALabelOrPlain(label: string): boolean {
+  if (!label.startsWith('xn--')) return true;
+  const unicode = domainToUnicode(label);
+  return unicode !== label && domainToASCII(unicode) === label;
 }
