@@ -37,9 +37,10 @@ async function collectionsWhileReading(form: 'pg' | 'PgClient', url: string) {
   expect(lines).toContain(`ROWS ${PROBE_ROWS}`);
   let promoted = 0;
   let full = 0;
+  // Node 20's V8 prints `promoted=N … gc=mc`; later ones (Node 26) a JSON object: `"promoted":N`, `"gc":"mc"`.
   for (const line of reading) {
-    promoted += Number(/\bpromoted=(\d+)/.exec(line)?.[1] ?? 0);
-    if (/\bgc=mc\b/.test(line)) full++;
+    promoted += Number(/"?\bpromoted"?[=:](\d+)/.exec(line)?.[1] ?? 0);
+    if (/"?\bgc"?[=:]"?mc\b/.test(line)) full++;
   }
   return { promotedMb: promoted / 1e6, full };
 }
