@@ -85,21 +85,27 @@ export async function measureDeliveryData(
     if (res.status !== 200) throw new Error(`callback-raw-log: ${res.status} ${await res.text()}`);
     return 1000;
   };
-  // Provider events: SendGrid `delivered` for the records ingested, matched on sg_message_id.
-  let next = 0;
-  const postEvents = async () => {
-    if (next >= message) return 0;
-    const body = [];
-    for (let i = 0; i < 100 && next < message; i++, next++) {
-      const q = `B${next.toString(16).toUpperCase().padStart(9, '0')}`;
-      body.push({
+  /**
+   * SendGrid `delivered` events of messages `first` to `first + count - 1`, in one post: queue ids
+   * `<queuePrefix><n in hex>`, recipients `<recipientPrefix><n>@example.net`.
+   */
+  const postSendGridDeliveries = async (
+    queuePrefix: string,
+    recipientPrefix: string,
+    first: number,
+    count: number,
+  ) => {
+    const body = Array.from({ length: count }, (_, i) => {
+      const n = first + i;
+      const q = `${queuePrefix}${n.toString(16).toUpperCase().padStart(9, '0')}`;
+      return {
         event: 'delivered',
-        email: `r${next}@example.net`,
+        email: `${recipientPrefix}${n}@example.net`,
         timestamp: Math.floor(Date.now() / 1000),
         sg_message_id: `R${q}.filter0001`,
         sg_event_id: `bench-${q}`,
-      });
-    }
+      };
+    });
     const res = await fetch(`${service.baseUrl}/callback/mail-provider`, {
       method: 'POST',
       headers: {
@@ -109,7 +115,16 @@ export async function measureDeliveryData(
       body: JSON.stringify(body),
     });
     if (res.status !== 200) throw new Error(`callback/mail-provider: ${res.status} ${await res.text()}`);
-    return body.length;
+    return count;
+  };
+
+  // Provider events: SendGrid `delivered` for the records ingested, matched on sg_message_id.
+  let next = 0;
+  const postEvents = () => {
+    const count = Math.min(100, message - next);
+    if (count <= 0) return Promise.resolve(0);
+    next += count;
+    return postSendGridDeliveries('B', 'r', next - count, count);
   };
 
   // A running relay's tables have planner statistics: autovacuum analyses a table within a
@@ -129,28 +144,9 @@ export async function measureDeliveryData(
   // messages whose log lines have not arrived, then those lines, which apply every one of them.
   let waiting = 0;
   const waitingKey = (n: number) => `W${n.toString(16).toUpperCase().padStart(9, '0')}`;
-  const postWaiting = async () => {
-    const body = [];
-    for (let i = 0; i < 100; i++, waiting++) {
-      const q = waitingKey(waiting);
-      body.push({
-        event: 'delivered',
-        email: `w${waiting}@example.net`,
-        timestamp: Math.floor(Date.now() / 1000),
-        sg_message_id: `R${q}.filter0001`,
-        sg_event_id: `bench-${q}`,
-      });
-    }
-    const res = await fetch(`${service.baseUrl}/callback/mail-provider`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        authorization: `Basic ${Buffer.from(`${o.webhookUser}:${o.webhookPassword}`).toString('base64')}`,
-      },
-      body: JSON.stringify(body),
-    });
-    if (res.status !== 200) throw new Error(`callback/mail-provider: ${res.status} ${await res.text()}`);
-    return body.length;
+  const postWaiting = () => {
+    waiting += 100;
+    return postSendGridDeliveries('W', 'w', waiting - 100, 100);
   };
   const early = await forSeconds(o.seconds, 50, postWaiting);
   await watch.mark('provider events before their messages');
