@@ -27,10 +27,10 @@ export abstract class TcpListener<Connection extends { end(): void }> {
   }
 
   /**
-   * Listens on a Unix socket at `path` instead (a Postfix on the same host can name it
-   * `unix:/path`). The back-pressure specs use one: on loopback TCP, a peer that stops reading
-   * for long with megabytes queued both ways can leave the kernel's receive buffers untuned, and
-   * the flow then crawls on retransmission timeouts, whatever the server does.
+   * Listens on a Unix socket at `path` instead. The back-pressure specs use one: on loopback TCP,
+   * a peer that stops reading for long with megabytes queued both ways can leave the kernel's
+   * receive buffers untuned, and the flow then crawls on retransmission timeouts, whatever the
+   * server does. (No setting points the agent's listeners at a path yet.)
    */
   listenAt(path: string): Promise<void> {
     return new Promise((resolve, reject) => {
