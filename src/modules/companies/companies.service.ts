@@ -1,6 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { randomBytes } from 'node:crypto';
 import { Between, In, Repository } from 'typeorm';
 import { BadRequestError, NotFoundError } from '../../common/errors/domain-error';
 import { NotificationRecipients } from '../notifications/notification-recipients';
@@ -9,7 +8,7 @@ import { PackagesService } from '../packages/packages.service';
 import { utcDayOf } from '../../common/validation/date-filter';
 import { normalizeAllowedIps } from './allowed-ips';
 import { CompanyStateEvents } from './company-state-events';
-import { relayPasswordDigest } from './relay-credentials';
+import { newRelayPassword, relayPasswordDigest } from './relay-credentials';
 import { AllowedIpsDto, UpdateCompanyDto, UsageQueryDto } from './dto/company-requests.dto';
 import {
   AllowedIpsResultDto,
@@ -145,7 +144,7 @@ export class CompaniesService implements OnModuleInit {
 
   /** A random relay password and its digest (RelayCredentials checks SMTP AUTH against it). */
   newRelayPassword(): Promise<{ relayPassword: string; relayPasswordHash: string }> {
-    const relayPassword = randomBytes(24).toString('base64url');
+    const relayPassword = newRelayPassword();
     return Promise.resolve({ relayPassword, relayPasswordHash: relayPasswordDigest(relayPassword) });
   }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import * as argon2 from 'argon2';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DataSource, Repository } from 'typeorm';
 import { andThen } from '../../common/maybe-promise';
 import { BatchedRead } from '../../database/batched-lookup';
@@ -13,6 +13,18 @@ import { Company } from './entities/company.entity';
 export type RelayAccount = Pick<Company, 'id' | 'uuid' | 'relayUsername'>;
 
 const DIGEST_PREFIX = 'sha256:';
+
+/**
+ * A new relay password: 24 random bytes, base64url (resources.md), drawn again while it would
+ * start with `-`. Customers paste it into command lines (swaks, scripts), where a leading dash
+ * reads as an option: swaks refuses `--auth-password -x…` and `--auth-password=-x…` alike.
+ */
+export function newRelayPassword(): string {
+  for (;;) {
+    const password = randomBytes(24).toString('base64url');
+    if (!password.startsWith('-')) return password;
+  }
+}
 
 /** What `companies.relay_password_hash` holds for a relay password: `sha256:<64 hex>`. */
 export function relayPasswordDigest(password: string): string {
