@@ -81,6 +81,8 @@ export async function startPostfix(options: {
   const running = spawnSync('postfix', ['status']).status === 0;
   // A restart rather than a reload: inet_interfaces changes need one.
   if (running) execFileSync('postfix', ['stop'], { stdio: 'ignore' });
+  // An empty queue: mail an earlier run left deferred would reach this run's sink first.
+  spawnSync('postsuper', ['-d', 'ALL'], { stdio: 'ignore' });
   execFileSync('postfix', ['start'], { stdio: 'ignore' });
   await waitForPort(25);
 }
