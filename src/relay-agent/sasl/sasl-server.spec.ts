@@ -235,7 +235,7 @@ describe('SaslServer', () => {
     c.socket.resume();
     await allAnswered;
     expect(authenticate).toHaveBeenCalledTimes(total);
-  }, 180_000);
+  }, 400_000);
 
   it('answers what it has read, then closes, on close()', async () => {
     let release!: () => void;
