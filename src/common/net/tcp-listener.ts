@@ -16,14 +16,9 @@ export abstract class TcpListener<Connection extends { end(): void }> {
   protected abstract accept(socket: Socket): Connection;
 
   /** Listens on `port` (0: any free one) of `host`; answers the port. */
-  listen(port: number, host = '127.0.0.1'): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        resolve((this.server.address() as AddressInfo).port);
-      });
-    });
+  async listen(port: number, host = '127.0.0.1'): Promise<number> {
+    await this.listening((done) => this.server.listen(port, host, done));
+    return (this.server.address() as AddressInfo).port;
   }
 
   /**
@@ -33,9 +28,14 @@ export abstract class TcpListener<Connection extends { end(): void }> {
    * server does. (No setting points the agent's listeners at a path yet.)
    */
   listenAt(path: string): Promise<void> {
+    return this.listening((done) => this.server.listen(path, done));
+  }
+
+  /** Starts listening as `start` says; rejects on the server's error before it listens. */
+  private listening(start: (done: () => void) => void): Promise<void> {
     return new Promise((resolve, reject) => {
       this.server.once('error', reject);
-      this.server.listen(path, () => {
+      start(() => {
         this.server.off('error', reject);
         resolve();
       });
