@@ -1,6 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
+import { andThen, MaybePromise } from '../../common/maybe-promise';
+import { BatchedRead } from '../../database/batched-lookup';
+import { PreparedListRead, ReadRow } from '../../database/prepared-read';
+import { TransactionService } from '../../database/transaction.service';
 import { Company } from './entities/company.entity';
 
 /** What the relay decision needs of a company: its identity and the facts of its relay state. */
@@ -20,43 +25,68 @@ const FACT_COLUMNS: Array<keyof CompanyRelayFacts> = [
   'used',
 ];
 
+/** A company found by a key (its id as text, or its relay username) and its facts. */
+type Found = readonly [key: string, facts: CompanyRelayFacts];
+
 /**
- * The companies area's answers to the relay decision, each one indexed lookup (by primary key or
+ * The companies area's answers to the relay decision, each an indexed lookup (by primary key or
  * the unique relay username). Kept apart from CompaniesService so the Postfix policy server can
  * load it without the HTTP side of the area.
+ *
+ * Both lookups run on every decision whose company is not cached (a relay of many companies, or
+ * the first message after a change): prepared statements straight on the driver, and on
+ * PostgreSQL the keys of concurrent decisions in one statement (BatchedRead), so fifty
+ * decisions cost one round trip instead of fifty.
  */
 @Injectable()
 export class CompanyRelayLookup {
-  constructor(@InjectRepository(Company) private readonly companies: Repository<Company>) {}
+  private readonly columns: ColumnMetadata[];
+  private readonly byIdRead: BatchedRead<Found>;
+  private readonly byUsernameRead: BatchedRead<Found>;
+
+  constructor(
+    @InjectRepository(Company) private readonly companies: Repository<Company>,
+    transactions: TransactionService,
+  ) {
+    const columns = (this.columns = FACT_COLUMNS.map((property) =>
+      companies.metadata.findColumnWithPropertyName(property)!,
+    ));
+    const lookup = (name: string, keyColumn: 'id' | 'relay_username') => {
+      const read = new PreparedListRead(
+        companies.manager.connection,
+        transactions,
+        name,
+        `SELECT ${keyColumn}, ${columns.map((c) => c.databaseName).join(', ')} FROM companies WHERE ${keyColumn} {list}`,
+      );
+      const keyed = (rows: ReadRow[]): Found[] =>
+        rows.map(([key, ...values]) => [String(key), this.hydrate(values)]);
+      const run = (keys: string[]): MaybePromise<Found[]> =>
+        andThen(read.all([keyColumn === 'id' ? keys.map(Number) : keys]), keyed);
+      return new BatchedRead<Found>(transactions, { many: async (keys) => run(keys), each: run });
+    };
+    this.byIdRead = lookup('company_facts_by_id', 'id');
+    this.byUsernameRead = lookup('company_facts_by_relay_username', 'relay_username');
+  }
 
   byId(id: number): Promise<CompanyRelayFacts | null> {
-    return this.one('id = :key', id);
+    return this.one(this.byIdRead, String(id));
   }
 
   byRelayUsername(relayUsername: string): Promise<CompanyRelayFacts | null> {
-    return this.one('relay_username = :key', relayUsername);
+    return this.one(this.byUsernameRead, relayUsername);
   }
 
-  /**
-   * Raw SQL through the driver's parameter escaping, hydrated with the entity's own column
-   * conversions: this runs on the relay's path, where the query builder costs more than the lookup.
-   */
-  private async one(condition: string, key: number | string): Promise<CompanyRelayFacts | null> {
+  private async one(read: BatchedRead<Found>, key: string): Promise<CompanyRelayFacts | null> {
+    return (await read.load([key])).get(key)?.[1] ?? null;
+  }
+
+  /** A row's values, in FACT_COLUMNS' order, through the entity's own column conversions. */
+  private hydrate(values: readonly unknown[]): CompanyRelayFacts {
     const driver = this.companies.manager.connection.driver;
-    const columns = FACT_COLUMNS.map((property) =>
-      this.companies.metadata.findColumnWithPropertyName(property)!,
-    );
-    const [sql, params] = driver.escapeQueryWithParameters(
-      `SELECT ${columns.map((c) => c.databaseName).join(', ')} FROM companies WHERE ${condition}`,
-      { key },
-      {},
-    );
-    const [row] = await this.companies.query<Array<Record<string, unknown>>>(sql, params);
-    if (!row) return null;
     const facts: Record<string, unknown> = {};
-    for (const column of columns) {
-      facts[column.propertyName] = driver.prepareHydratedValue(row[column.databaseName], column);
-    }
+    this.columns.forEach((column, i) => {
+      facts[column.propertyName] = driver.prepareHydratedValue(values[i], column) as unknown;
+    });
     return facts as unknown as CompanyRelayFacts;
   }
 

@@ -1,0 +1,111 @@
+import { PgClient } from '../src/database/pg-client';
+import { CompanyRelayLookup } from '../src/modules/companies/company-relay-lookup';
+import { Company } from '../src/modules/companies/entities/company.entity';
+import { DomainLookup } from '../src/modules/domains/domain-lookup';
+import { createPaidCompany, storeDomain } from './support/factories';
+import { createTestApp, TestApp } from './support/test-app';
+
+/**
+ * The relay decision's lookups of a company (by id, by relay username) and of a verified domain's
+ * owner: the facts TypeORM itself reads, each caller its own answer, and on PostgreSQL the lookups
+ * of concurrent decisions in one statement (a round trip each cost the agent most of a decision).
+ */
+describe('Relay decision lookups', () => {
+  let t: TestApp;
+  let companies: Company[];
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    companies = [await createPaidCompany(t), await createPaidCompany(t), await createPaidCompany(t)];
+    await storeDomain(t, companies[0].id, 'lookups-a.test');
+    await storeDomain(t, companies[1].id, 'lookups-b.test');
+    await storeDomain(t, companies[2].id, 'lookups-pending.test', 'pending');
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  /** What TypeORM reads of the company, in the facts' shape. */
+  const factsOf = async (id: number) => {
+    const c = await t.dataSource.getRepository(Company).findOneByOrFail({ id });
+    const { uuid, relayUsername, status, packageUuid, periodEnd, quota, used } = c;
+    return { id, uuid, relayUsername, status, packageUuid, periodEnd, quota, used };
+  };
+
+  it('reads a company by id and by relay username exactly as TypeORM does, null when none', async () => {
+    const lookup = t.app.get(CompanyRelayLookup);
+    const expected = await factsOf(companies[0].id);
+    expect(expected.periodEnd).toBeInstanceOf(Date);
+    expect(await lookup.byId(companies[0].id)).toEqual(expected);
+    expect(await lookup.byRelayUsername(companies[0].relayUsername)).toEqual(expected);
+    expect(await lookup.byId(2_000_000_000)).toBeNull();
+    expect(await lookup.byRelayUsername('r-nobody')).toBeNull();
+  });
+
+  it('answers concurrent lookups each with its own company or owner', async () => {
+    const lookup = t.app.get(CompanyRelayLookup);
+    const domains = t.app.get(DomainLookup);
+    const [byId, byName, unknown, owners] = await Promise.all([
+      Promise.all(companies.map((c) => lookup.byId(c.id))),
+      Promise.all([...companies].reverse().map((c) => lookup.byRelayUsername(c.relayUsername))),
+      lookup.byRelayUsername('r-unknown'),
+      Promise.all(
+        ['lookups-a.test', 'lookups-b.test', 'lookups-pending.test', 'nowhere.test', 'lookups-a.test'].map(
+          (name) => domains.verifiedDomainOwner(name),
+        ),
+      ),
+    ]);
+    expect(byId.map((c) => c?.id)).toEqual(companies.map((c) => c.id));
+    expect(byName.map((c) => c?.id)).toEqual([...companies].reverse().map((c) => c.id));
+    expect(unknown).toBeNull();
+    expect(owners).toEqual([companies[0].id, companies[1].id, null, null, companies[0].id]);
+  });
+
+  it('reads what is in the database when the lookup starts, not an earlier answer', async () => {
+    const lookup = t.app.get(CompanyRelayLookup);
+    await t.dataSource.getRepository(Company).update({ id: companies[2].id }, { used: 42 });
+    expect((await lookup.byId(companies[2].id))?.used).toBe(42);
+    await t.dataSource.getRepository(Company).update({ id: companies[2].id }, { used: 43 });
+    expect((await lookup.byId(companies[2].id))?.used).toBe(43);
+  });
+
+  it('on PostgreSQL, reads the companies and domain owners of 50 concurrent decisions in one statement each', async () => {
+    if (t.dataSource.options.type !== 'postgres') return;
+    const lookup = t.app.get(CompanyRelayLookup);
+    const domains = t.app.get(DomainLookup);
+    const statements: string[] = [];
+    const counted = countQueries(statements);
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          Promise.all([
+            lookup.byRelayUsername(companies[i % 3].relayUsername),
+            lookup.byId(companies[i % 3].id),
+            domains.verifiedDomainOwner(i % 2 ? 'lookups-a.test' : `n${i}.test`),
+          ]),
+        ),
+      );
+      expect(answers.map(([c]) => c?.id)).toEqual(answers.map((_, i) => companies[i % 3].id));
+      expect(answers.map(([, c]) => c?.id)).toEqual(answers.map((_, i) => companies[i % 3].id));
+      expect(answers.map(([, , owner]) => owner)).toEqual(
+        answers.map((_, i) => (i % 2 ? companies[0].id : null)),
+      );
+    } finally {
+      counted.restore();
+    }
+    expect(statements.filter((s) => /FROM companies/.test(s))).toHaveLength(2);
+    expect(statements.filter((s) => /FROM domains/.test(s))).toHaveLength(1);
+  });
+});
+
+/** Records the text of every statement the pool's clients send until restore(). */
+function countQueries(into: string[]): { restore(): void } {
+  const prototype = PgClient.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const own = Object.getOwnPropertyDescriptor(prototype, 'query')!;
+  prototype.query = function (this: PgClient, ...args: unknown[]) {
+    const config = args[0] as string | { text?: string } | null;
+    into.push(typeof config === 'string' ? config : (config?.text ?? ''));
+    return (own.value as (...a: unknown[]) => unknown).apply(this, args);
+  };
+  return { restore: () => Object.defineProperty(prototype, 'query', own) };
+}
