@@ -6,6 +6,7 @@ import { PostfixDelivery } from './entities/postfix-delivery.entity';
 import { PostfixQueue } from './entities/postfix-queue.entity';
 import { ProviderEvent } from './entities/provider-event.entity';
 import { DeliveryLine, factsToAdd, QueueFacts, QueueKey, queueKey } from './parsing/queue-facts';
+import type { RebuildTargets } from './rebuild-targets';
 
 /** A stored provider event as the clean-record rebuild reads it. */
 export type StoredProviderEvent = Pick<
@@ -100,20 +101,40 @@ export class DeliveryFacts {
     return deliveries.filter((d) => inserted.has(d.lineKey));
   }
 
-  /** The delivery lines of these queues. */
-  async deliveriesOf(em: EntityManager, keys: QueueKey[]): Promise<PostfixDelivery[]> {
-    const wanted = new Set(keys.map((k) => queueKey(k.host, k.queueId)));
-    const hosts = [...new Set(keys.map((k) => k.host))];
-    const ids = [...new Set(keys.map((k) => k.queueId))];
+  /**
+   * The delivery lines of the targets: every line of a queue rebuilt whole, only its recipients'
+   * lines otherwise (read by recipient too, so a line for one recipient of a large queue does not
+   * read the lines of all the others).
+   */
+  async deliveriesOf(em: EntityManager, targets: RebuildTargets): Promise<PostfixDelivery[]> {
+    const whole = targets.queues.filter((q) => !targets.recipientsOf(q));
+    const partial = targets.queues.filter((q) => targets.recipientsOf(q));
+    const rows = await this.linesOf(em, whole);
+    const recipients = [...new Set(partial.flatMap((q) => [...targets.recipientsOf(q)!]))];
+    for (const chunk of chunks(recipients)) rows.push(...(await this.linesOf(em, partial, chunk)));
+    // Each read spans its hosts × queue ids, so a line may come from both, or be of a pair not asked.
+    const wanted = new Map<number, PostfixDelivery>();
+    for (const d of rows) if (targets.wants(d)) wanted.set(d.id, d);
+    return [...wanted.values()];
+  }
+
+  /** The lines of these queues, of these recipients only when given. */
+  private async linesOf(
+    em: EntityManager,
+    queues: QueueKey[],
+    recipients?: string[],
+  ): Promise<PostfixDelivery[]> {
+    const hosts = [...new Set(queues.map((k) => k.host))];
+    const ids = [...new Set(queues.map((k) => k.queueId))];
     const rows: PostfixDelivery[] = [];
     for (const idChunk of chunks(ids)) {
       rows.push(
-        ...(await em
-          .getRepository(PostfixDelivery)
-          .find({ where: { host: In(hosts), queueId: In(idChunk) } })),
+        ...(await em.getRepository(PostfixDelivery).find({
+          where: { host: In(hosts), queueId: In(idChunk), ...(recipients && { recipient: In(recipients) }) },
+        })),
       );
     }
-    return rows.filter((d) => d.queueId !== null && wanted.has(queueKey(d.host, d.queueId)));
+    return rows;
   }
 
   /** Keeps the company decided for each of these queues (integrations.md "Who sent it"). */

@@ -17,7 +17,8 @@ import {
 import { PostfixDelivery } from './entities/postfix-delivery.entity';
 import { PostfixQueue } from './entities/postfix-queue.entity';
 import { DeliveryFacts, StoredProviderEvent } from './delivery-facts';
-import { DeliveryLine, QueueKey, queueKey } from './parsing/queue-facts';
+import { DeliveryLine, queueKey } from './parsing/queue-facts';
+import { RebuildTargets } from './rebuild-targets';
 import { QuotaCountedRecord } from './entities/quota-counted-record.entity';
 
 export interface RebuildResult {
@@ -46,12 +47,15 @@ export class DeliveryRecordsService {
   ) {}
 
   /**
-   * Answers how many clean records were created or changed, and the provider events that were not
-   * applied because their Message-ID names records of more than one company.
+   * Rebuilds the targets' records and the rejects', and answers how many clean records were
+   * created or changed, and the provider events that were not applied because their Message-ID
+   * names records of more than one company. A queue whose company is not settled yet is rebuilt
+   * whole (its records must all name the company decided now).
    */
-  async rebuild(em: EntityManager, queues: QueueKey[], rejects: DeliveryLine[]): Promise<RebuildResult> {
-    const queueRows = await this.facts.lockedQueues(em, queues);
-    const deliveries = await this.facts.deliveriesOf(em, queues);
+  async rebuild(em: EntityManager, targets: RebuildTargets, rejects: DeliveryLine[]): Promise<RebuildResult> {
+    const queueRows = await this.facts.lockedQueues(em, targets.queues);
+    for (const queue of queueRows) if (!queue.attributedAt) targets.wholeQueue(queue);
+    const deliveries = await this.facts.deliveriesOf(em, targets);
 
     const byRecipient = new Map<string, PostfixDelivery[]>();
     for (const d of deliveries) {
@@ -191,12 +195,15 @@ export class DeliveryRecordsService {
     );
   }
 
-  /** The records a provider event belongs to, for the webhook: their queues, to rebuild. */
-  async queuesOfEvents(
+  /** The records provider events belong to, for the webhook: to rebuild. */
+  async recordsOfEvents(
     keys: Array<{ recipient: string; messageId?: string; remoteQueueId?: string }>,
-  ): Promise<QueueKey[]> {
-    const found = await this.index.locate(keys);
-    return found.flatMap((r) => (r.queueId ? [{ host: r.host, queueId: r.queueId }] : []));
+  ): Promise<RebuildTargets> {
+    const targets = new RebuildTargets();
+    for (const r of await this.index.locate(keys)) {
+      if (r.queueId) targets.recipient({ host: r.host, queueId: r.queueId }, r.recipient);
+    }
+    return targets;
   }
 
   /**

@@ -12,7 +12,8 @@ import { Job } from '../jobs/job.decorator';
 import { countLogBatch } from '../metrics/metrics';
 import { LogBatch } from './entities/log-batch.entity';
 import { parsePostfixMessage, parseSyslogLine } from './parsing/postfix-line';
-import { factsOf, ParsedLine, queueKey } from './parsing/queue-facts';
+import { factsOf, ParsedLine } from './parsing/queue-facts';
+import { RebuildTargets } from './rebuild-targets';
 import { linesFromJson, linesFromNdjson, linesFromText, ShippedLine } from './parsing/shipped-lines';
 
 export interface IngestResult {
@@ -129,14 +130,15 @@ export class LogBatchesService {
 
   private async applyLines(em: EntityManager, lines: ParsedLine[]): Promise<number> {
     const facts = factsOf(lines);
-    const touched = await this.facts.mergeQueues(em, facts.queues);
+    const targets = new RebuildTargets();
+    for (const queue of (await this.facts.mergeQueues(em, facts.queues)).values()) targets.wholeQueue(queue);
     const fresh = await this.facts.insertNewDeliveries(em, facts.deliveries);
     for (const d of fresh) {
-      if (d.queueId !== null) touched.set(queueKey(d.host, d.queueId), { host: d.host, queueId: d.queueId });
+      if (d.queueId !== null) targets.recipient({ host: d.host, queueId: d.queueId }, d.recipient);
     }
     const rebuilt = await this.records.rebuild(
       em,
-      [...touched.values()],
+      targets,
       fresh.filter((d) => d.queueId === null),
     );
     return rebuilt.records;

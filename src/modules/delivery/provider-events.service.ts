@@ -83,7 +83,7 @@ export class ProviderEventsService {
    * transaction: it locks queue rows as log batches do.
    */
   private async apply(em: EntityManager, events: ProviderEvent[]): Promise<number> {
-    const queues = await this.records.queuesOfEvents(
+    const targets = await this.records.recordsOfEvents(
       events.map((e) => ({
         recipient: e.recipient,
         ...(e.providerMessageId
@@ -91,7 +91,7 @@ export class ProviderEventsService {
           : e.messageId && { messageId: e.messageId }),
       })),
     );
-    const { ambiguousEvents } = await this.records.rebuild(em, queues, []);
+    const { ambiguousEvents } = await this.records.rebuild(em, targets, []);
     const ambiguous = events.filter((e) => ambiguousEvents.has(e.eventKey));
     await this.inbox.setOutcome(em, ambiguous, 'ambiguous');
     return ambiguous.length;
