@@ -35,6 +35,38 @@ describe('SqliteTransactionGate', () => {
     expect(log).toEqual(['BEGIN', 'inside 1', 'inside 2', 'COMMIT', 'outside']);
   });
 
+  it('lets the event loop turn during a long transaction of synchronous statements, outside statements still held', async () => {
+    const log: string[] = [];
+    // Each statement blocks 5 ms, as better-sqlite3 does (it answers synchronously).
+    const blocking = fakeRunner(log);
+    const query = blocking.query.bind(blocking);
+    blocking.query = ((sql: string) => {
+      const until = performance.now() + 5;
+      while (performance.now() < until);
+      return query(sql);
+    }) as QueryRunner['query'];
+    const gate = new SqliteTransactionGate();
+    const runner = gate.gate(blocking);
+    const seenByOthers: string[][] = [];
+    let outside: Promise<unknown> | undefined;
+    // Another request's work, scheduled before the transaction begins.
+    setImmediate(() => {
+      seenByOthers.push([...log]);
+      outside = runner.query('outside');
+    });
+    await gate.transaction(async () => {
+      await runner.startTransaction();
+      for (let n = 0; n < 40; n++) await runner.query(`inside ${n}`);
+      await runner.commitTransaction();
+    });
+    await outside;
+    // The other work ran while the transaction was open; the outside statement after the commit.
+    expect(seenByOthers).toHaveLength(1);
+    expect(seenByOthers[0]).not.toContain('COMMIT');
+    expect(seenByOthers[0].length).toBeGreaterThan(1);
+    expect(log.slice(-2)).toEqual(['COMMIT', 'outside']);
+  });
+
   it("turns TypeORM's implicit transactions outside any scope into autocommitted statements", async () => {
     const log: string[] = [];
     const runner = new SqliteTransactionGate().gate(fakeRunner(log));

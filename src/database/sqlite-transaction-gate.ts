@@ -2,6 +2,15 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DataSource, QueryRunner } from 'typeorm';
 
 /**
+ * The longest a transaction runs before its next statement waits one turn of the event loop.
+ * better-sqlite3 answers synchronously, so without a turn a log batch of a thousand lines ran as
+ * one block of several hundred milliseconds, and no other request (not even `/health/live`) got
+ * an answer meanwhile. Other requests' statements still wait for the commit (they must not read
+ * what it has not committed); the rest of their work goes on.
+ */
+const TRANSACTION_SLICE_MS = 20;
+
+/**
  * Keeps SQLite transactions to themselves. TypeORM gives SQLite one connection, shared by every
  * request; without this, a statement of request B issued while request A's transaction is open
  * runs inside A's transaction: B's write is lost if A rolls back, and B reads what A has not
@@ -30,6 +39,8 @@ export class SqliteTransactionGate {
   /** Outside save()s whose transaction was turned into autocommitted statements. */
   private skippedTransactions = 0;
   private readonly gated = new WeakSet<QueryRunner>();
+  /** When the open transaction last let the event loop turn. */
+  private sliceStartedAt = 0;
 
   /** Runs `work` as one transaction, after any other transaction and outside statement in flight. */
   async transaction<T>(work: () => Promise<T>): Promise<T> {
@@ -42,6 +53,7 @@ export class SqliteTransactionGate {
     }
     const token = Symbol('transaction');
     this.owner = token;
+    this.sliceStartedAt = performance.now();
     try {
       return await this.scope.run(token, work);
     } finally {
@@ -87,7 +99,10 @@ export class SqliteTransactionGate {
     const rollback = runner.rollbackTransaction.bind(runner);
 
     runner.query = (async (...args: unknown[]) => {
-      if (this.insideTransaction()) return query(...args);
+      if (this.insideTransaction()) {
+        await this.letTheLoopTurn();
+        return query(...args);
+      }
       await this.admit();
       this.statementsInFlight++;
       try {
@@ -110,6 +125,13 @@ export class SqliteTransactionGate {
       this.skippedTransactions--;
     };
     return runner;
+  }
+
+  /** Waits one turn of the event loop when the open transaction has run TRANSACTION_SLICE_MS since its last. */
+  private async letTheLoopTurn(): Promise<void> {
+    if (performance.now() - this.sliceStartedAt < TRANSACTION_SLICE_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.sliceStartedAt = performance.now();
   }
 
   private insideTransaction(): boolean {
