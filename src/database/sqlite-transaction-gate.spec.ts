@@ -67,6 +67,24 @@ describe('SqliteTransactionGate', () => {
     expect(log.slice(-2)).toEqual(['COMMIT', 'outside']);
   });
 
+  it('lets the event loop turn between a transaction and the next one queued behind it', async () => {
+    const log: string[] = [];
+    const gate = new SqliteTransactionGate();
+    const runner = gate.gate(fakeRunner(log));
+    let release!: () => void;
+    const first = gate.transaction(async () => {
+      await runner.query('first');
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    const second = gate.transaction(() => runner.query('second'));
+    await turn();
+    // Other work, due at the next turn once the first transaction has ended.
+    release();
+    setImmediate(() => log.push('other work'));
+    await Promise.all([first, second]);
+    expect(log).toEqual(['first', 'other work', 'second']);
+  });
+
   it("turns TypeORM's implicit transactions outside any scope into autocommitted statements", async () => {
     const log: string[] = [];
     const runner = new SqliteTransactionGate().gate(fakeRunner(log));

@@ -47,7 +47,12 @@ export class SqliteTransactionGate {
     if (this.insideTransaction()) return work();
     this.waitingTransactions++;
     try {
-      while (this.owner !== undefined || this.statementsInFlight > 0) await this.nextChange();
+      while (this.owner !== undefined || this.statementsInFlight > 0) {
+        await this.nextChange();
+        // A turn of the event loop between one transaction and the next: queued transactions (40
+        // log batches of one queue) would otherwise run back to back as one chain of microtasks.
+        await nextTurn();
+      }
     } finally {
       this.waitingTransactions--;
     }
@@ -130,7 +135,7 @@ export class SqliteTransactionGate {
   /** Waits one turn of the event loop when the open transaction has run TRANSACTION_SLICE_MS since its last. */
   private async letTheLoopTurn(): Promise<void> {
     if (performance.now() - this.sliceStartedAt < TRANSACTION_SLICE_MS) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
     this.sliceStartedAt = performance.now();
   }
 
@@ -148,3 +153,5 @@ export class SqliteTransactionGate {
     for (const wake of wakers) wake();
   }
 }
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
