@@ -4,6 +4,7 @@ import type { CompanyRelayFacts, CompanyRelayLookup } from '../companies/company
 import type { CompanyStateChange } from '../companies/company-state-events';
 import type { DomainChange } from '../domains/domain-events';
 import type { DomainLookup } from '../domains/domain-lookup';
+import { AllowedNetworks } from '../internal/allowed-networks';
 import { CompanyAttribution } from './company-attribution.service';
 
 /** A company's facts as the lookup answers them; `quota` tells one read from another. */
@@ -12,7 +13,13 @@ const facts = (id: number, quota = 100) =>
 
 /** CompanyAttribution over counting fakes of its lookups; `release` lets held loads answer. */
 function setup() {
-  const loads = { byId: [] as number[], byUsername: [] as string[], domains: [] as string[] };
+  const loads = {
+    byId: [] as number[],
+    byUsername: [] as string[],
+    domains: [] as string[],
+    networkTables: 0,
+  };
+  let allowedIpLists: Array<{ id: number; allowedIps: string }> = [];
   let quota = 100;
   let gate: Promise<void> | undefined;
   const companies = {
@@ -27,7 +34,10 @@ function setup() {
       loads.byUsername.push(username);
       return Promise.resolve(facts(Number(username.slice(5)), quota));
     },
-    withAllowedIps: () => Promise.resolve([]),
+    withAllowedIps() {
+      loads.networkTables += 1;
+      return Promise.resolve(allowedIpLists);
+    },
   } as unknown as CompanyRelayLookup;
   const domains = {
     verifiedDomainOwner(name: string) {
@@ -52,6 +62,7 @@ function setup() {
     loads,
     companyEvents,
     setQuota: (q: number) => (quota = q),
+    setAllowedIpLists: (lists: typeof allowedIpLists) => (allowedIpLists = lists),
     hold() {
       let release!: () => void;
       gate = new Promise((resolve) => (release = resolve));
@@ -121,6 +132,38 @@ describe('CompanyAttribution caches (lru-cache)', () => {
       await s.attribution.companyById(1);
       expect(s.loads.byId).toEqual([1]);
     } finally {
+      clock.mockRestore();
+    }
+  });
+
+  it('builds the table of allowed networks again only when the stored lists changed', async () => {
+    const frozen = performance.now();
+    const clock = jest.spyOn(performance, 'now').mockReturnValue(frozen);
+    const holding = jest.spyOn(AllowedNetworks.prototype, 'companiesHolding');
+    // lru-cache keeps the time it read until a timer of its own clears it: one turn of the loop.
+    const later = async (now: number) => {
+      clock.mockReturnValue(now);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    try {
+      const s = setup();
+      s.setAllowedIpLists([{ id: 7, allowedIps: '["192.0.2.0/28"]' }]);
+      const tables = () => new Set(holding.mock.contexts).size;
+      expect((await s.attribution.companyOf({ clientAddress: '192.0.2.5' }))?.id).toBe(7);
+      // The cache expired, the lists are the same: read again, the table kept.
+      await later(frozen + 10_000);
+      expect((await s.attribution.companyOf({ clientAddress: '192.0.2.6' }))?.id).toBe(7);
+      expect(s.loads.networkTables).toBe(2);
+      expect(tables()).toBe(1);
+      // Expired again, a list changed: built again.
+      s.setAllowedIpLists([{ id: 7, allowedIps: '["198.51.100.0/28"]' }]);
+      await later(frozen + 20_000);
+      expect(await s.attribution.companyOf({ clientAddress: '192.0.2.6' })).toBeNull();
+      expect((await s.attribution.companyOf({ clientAddress: '198.51.100.1' }))?.id).toBe(7);
+      expect(s.loads.networkTables).toBe(3);
+      expect(tables()).toBe(2);
+    } finally {
+      holding.mockRestore();
       clock.mockRestore();
     }
   });
