@@ -4,6 +4,7 @@ import { AppConfig } from '../config/app-config';
 import { ChangeNotices } from './change-notices';
 import { buildDataSourceOptions } from './data-source-options';
 import { SqlDialect } from './sql-dialect';
+import { SqliteCheckpoints } from './sqlite-checkpoints';
 import { TransactionService } from './transaction.service';
 
 @Global()
@@ -18,7 +19,7 @@ import { TransactionService } from './transaction.service';
       }),
     }),
   ],
-  providers: [TransactionService, SqlDialect, ChangeNotices],
+  providers: [TransactionService, SqlDialect, ChangeNotices, SqliteCheckpoints],
   exports: [TransactionService, SqlDialect, ChangeNotices],
 })
 export class DatabaseModule {}
