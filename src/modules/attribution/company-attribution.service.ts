@@ -135,7 +135,7 @@ export class CompanyAttribution implements OnModuleInit, OnModuleDestroy {
     const from = rows.map((row) => `${row.id}=${row.allowedIps}`).join('\n');
     if (this.builtNetworks?.from !== from) {
       const lists = rows.map((row) => ({ id: row.id, allowedIps: storedList(row.allowedIps) }));
-      this.builtNetworks = { from, networks: new AllowedNetworks(lists) };
+      this.builtNetworks = { from, networks: await AllowedNetworks.build(lists) };
     }
     return this.builtNetworks.networks;
   }

@@ -4,6 +4,22 @@ import { ipv4Value } from '../../common/net/ip-address';
 import { AllowedNetworks } from './allowed-networks';
 
 describe('AllowedNetworks', () => {
+  it('builds the same table in slices, letting the event loop turn between them', async () => {
+    const companies = Array.from({ length: 1_200 }, (_, i) => ({
+      id: i,
+      allowedIps: [`10.${(i >> 8) & 255}.${i & 255}.0/28`, `2001:db8:${i.toString(16)}::/48`],
+    }));
+    let turned = false;
+    setImmediate(() => (turned = true));
+    const built = await AllowedNetworks.build(companies);
+    expect(turned).toBe(true);
+    const atOnce = new AllowedNetworks(companies);
+    for (const address of ['10.0.0.5', '10.4.175.14', '10.4.175.16', '2001:db8:4af::1', '2001:db8:4b0::1']) {
+      expect(built.companiesHolding(address)).toEqual(atOnce.companiesHolding(address));
+    }
+    expect(built.companiesHolding('10.4.175.14')).toEqual([1199]);
+  });
+
   const networks = new AllowedNetworks([
     { id: 1, allowedIps: ['203.0.113.7'] },
     { id: 2, allowedIps: ['198.51.100.0/24', '2001:db8:77::/48'] },

@@ -12,14 +12,34 @@ import { allowedNetwork } from '../companies/allowed-ips';
  * normalised still matches, and one that the rules refuse today (too wide, a range of IPv4-mapped
  * or other special-purpose IPv6 addresses, not an address) matches no client.
  */
+/** Companies added between two turns of the event loop while a table is built. */
+const BUILD_SLICE = 500;
+
 export class AllowedNetworks {
   private readonly v4 = new Map<number, Map<number, number[]>>();
   private readonly v6 = new Map<number, Map<string, number[]>>();
 
-  constructor(companies: ReadonlyArray<{ id: number; allowedIps: readonly string[] }>) {
+  constructor(companies: ReadonlyArray<{ id: number; allowedIps: readonly string[] }> = []) {
     for (const { id, allowedIps } of companies) {
       for (const entry of allowedIps) this.add(id, entry);
     }
+  }
+
+  /**
+   * The same table, built with a turn of the event loop after every BUILD_SLICE companies: built
+   * at once for 10,000 companies it held every request of the service ~150 ms.
+   */
+  static async build(
+    companies: ReadonlyArray<{ id: number; allowedIps: readonly string[] }>,
+  ): Promise<AllowedNetworks> {
+    const networks = new AllowedNetworks();
+    for (let start = 0; start < companies.length; start += BUILD_SLICE) {
+      if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      for (const { id, allowedIps } of companies.slice(start, start + BUILD_SLICE)) {
+        for (const entry of allowedIps) networks.add(id, entry);
+      }
+    }
+    return networks;
   }
 
   /**
