@@ -15,7 +15,8 @@
  * BENCH_DURATION (s per HTTP route, default 10), BENCH_AGENT_DURATION (s per relay-agent figure,
  * default 5), BENCH_CONNECTIONS (default 50), BENCH_LOG_LEVEL (default warn), BENCH_NODE_ARGS
  * and BENCH_AGENT_NODE_ARGS (flags for the service's and the agent's node, e.g.
- * "--cpu-prof --cpu-prof-dir=/tmp/prof").
+ * "--cpu-prof --cpu-prof-dir=/tmp/prof", or "-r ./bench/stall-watch.cjs" for the stacks of the
+ * service's event-loop stalls).
  */
 import autocannon from 'autocannon';
 import * as jwt from 'jsonwebtoken';
