@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { DataSource, QueryRunner } from 'typeorm';
 
 /**
@@ -153,5 +154,3 @@ export class SqliteTransactionGate {
     for (const wake of wakers) wake();
   }
 }
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ipv4Value, ipv6Hex, maskIpv4, maskIpv6Hex, normaliseIp } from '../../common/net/ip-address';
 import { allowedNetwork } from '../companies/allowed-ips';
 
@@ -20,9 +21,7 @@ export class AllowedNetworks {
   private readonly v6 = new Map<number, Map<string, number[]>>();
 
   constructor(companies: ReadonlyArray<{ id: number; allowedIps: readonly string[] }> = []) {
-    for (const { id, allowedIps } of companies) {
-      for (const entry of allowedIps) this.add(id, entry);
-    }
+    this.addCompanies(companies);
   }
 
   /**
@@ -34,10 +33,8 @@ export class AllowedNetworks {
   ): Promise<AllowedNetworks> {
     const networks = new AllowedNetworks();
     for (let start = 0; start < companies.length; start += BUILD_SLICE) {
-      if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-      for (const { id, allowedIps } of companies.slice(start, start + BUILD_SLICE)) {
-        for (const entry of allowedIps) networks.add(id, entry);
-      }
+      if (start > 0) await nextTurn();
+      networks.addCompanies(companies.slice(start, start + BUILD_SLICE));
     }
     return networks;
   }
@@ -62,6 +59,12 @@ export class AllowedNetworks {
       }
     }
     return [...found];
+  }
+
+  private addCompanies(companies: ReadonlyArray<{ id: number; allowedIps: readonly string[] }>): void {
+    for (const { id, allowedIps } of companies) {
+      for (const entry of allowedIps) this.add(id, entry);
+    }
   }
 
   private add(companyId: number, entry: string): void {
