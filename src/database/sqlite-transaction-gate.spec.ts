@@ -1,4 +1,5 @@
 import type { QueryRunner } from 'typeorm';
+import { LoopSlice } from '../common/runtime/loop-slice';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
 /** A stand-in for TypeORM's shared SQLite runner that logs what reaches the connection. */
@@ -83,6 +84,34 @@ describe('SqliteTransactionGate', () => {
     setImmediate(() => log.push('other work'));
     await Promise.all([first, second]);
     expect(log).toEqual(['first', 'other work', 'second']);
+  });
+
+  it('runs the outside statements a commit releases in turns of their own once the slice is spent', async () => {
+    const log: string[] = [];
+    // A slice of 0 ms: after the first statement of a turn, the next waits for a later turn.
+    const gate = new SqliteTransactionGate(new LoopSlice(0));
+    const runner = gate.gate(fakeRunner(log));
+    let turns = 0;
+    let ticker: NodeJS.Immediate | undefined;
+    const tick = () => {
+      turns++;
+      ticker = setImmediate(tick);
+    };
+    tick();
+    let release!: () => void;
+    const transaction = gate.transaction(async () => {
+      await runner.query('inside');
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await turn();
+    const ranIn: number[] = [];
+    const outside = [1, 2, 3].map((n) => runner.query(`outside ${n}`).then(() => ranIn.push(turns)));
+    await turn();
+    release();
+    await Promise.all([transaction, ...outside]);
+    clearImmediate(ticker);
+    expect(log).toEqual(['inside', 'outside 1', 'outside 2', 'outside 3']);
+    expect(new Set(ranIn).size).toBe(3);
   });
 
   it("turns TypeORM's implicit transactions outside any scope into autocommitted statements", async () => {

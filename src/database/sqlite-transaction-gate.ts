@@ -1,15 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { DataSource, QueryRunner } from 'typeorm';
-
-/**
- * The longest a transaction runs before its next statement waits one turn of the event loop.
- * better-sqlite3 answers synchronously, so without a turn a log batch of a thousand lines ran as
- * one block of several hundred milliseconds, and no other request (not even `/health/live`) got
- * an answer meanwhile. Other requests' statements still wait for the commit (they must not read
- * what it has not committed); the rest of their work goes on.
- */
-const TRANSACTION_SLICE_MS = 20;
+import { eventLoopSlice, LoopSlice } from '../common/runtime/loop-slice';
 
 /**
  * Keeps SQLite transactions to themselves. TypeORM gives SQLite one connection, shared by every
@@ -21,7 +13,14 @@ const TRANSACTION_SLICE_MS = 20;
  * statement from outside that scope waits until it ends; a transaction starts only once no
  * statement from outside is half-way through TypeORM's query path. Statements inside the scope
  * (through the transaction's manager or not) pass, and a transaction begun inside one nests
- * (TypeORM uses a savepoint). Outside a transaction nothing waits.
+ * (TypeORM uses a savepoint). Outside a transaction nothing waits for the gate.
+ *
+ * better-sqlite3 answers synchronously, and awaiting its settled results yields only to
+ * microtasks: a log batch of a thousand lines ran as one block of several hundred milliseconds,
+ * and the 40 statements that waited for a commit ran as another. So every statement, inside a
+ * transaction or not, first takes its place in the event loop's slice (LoopSlice): once the
+ * work of this turn has run its slice, the statement waits for the next turn. Outside statements
+ * still wait for the commit (they must not read what it has not committed).
  *
  * `dataSource.transaction()` and `manager.transaction()` (and so TransactionService) open a
  * scope. TypeORM's own per-save() transactions cannot be told apart from the statements of
@@ -40,8 +39,8 @@ export class SqliteTransactionGate {
   /** Outside save()s whose transaction was turned into autocommitted statements. */
   private skippedTransactions = 0;
   private readonly gated = new WeakSet<QueryRunner>();
-  /** When the open transaction last let the event loop turn. */
-  private sliceStartedAt = 0;
+
+  constructor(private readonly slice: LoopSlice = eventLoopSlice) {}
 
   /** Runs `work` as one transaction, after any other transaction and outside statement in flight. */
   async transaction<T>(work: () => Promise<T>): Promise<T> {
@@ -59,7 +58,6 @@ export class SqliteTransactionGate {
     }
     const token = Symbol('transaction');
     this.owner = token;
-    this.sliceStartedAt = performance.now();
     try {
       return await this.scope.run(token, work);
     } finally {
@@ -106,10 +104,10 @@ export class SqliteTransactionGate {
 
     runner.query = (async (...args: unknown[]) => {
       if (this.insideTransaction()) {
-        await this.letTheLoopTurn();
+        await this.slice.take();
         return query(...args);
       }
-      await this.admit();
+      await this.admitInSlice();
       this.statementsInFlight++;
       try {
         return await query(...args);
@@ -133,11 +131,13 @@ export class SqliteTransactionGate {
     return runner;
   }
 
-  /** Waits one turn of the event loop when the open transaction has run TRANSACTION_SLICE_MS since its last. */
-  private async letTheLoopTurn(): Promise<void> {
-    if (performance.now() - this.sliceStartedAt < TRANSACTION_SLICE_MS) return;
-    await nextTurn();
-    this.sliceStartedAt = performance.now();
+  /** `admit`, in a turn whose slice is not spent (after a turn, a transaction may have begun: admitted again). */
+  private async admitInSlice(): Promise<void> {
+    for (;;) {
+      await this.admit();
+      if (this.slice.enter()) return;
+      await nextTurn();
+    }
   }
 
   private insideTransaction(): boolean {
