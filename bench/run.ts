@@ -815,6 +815,13 @@ async function main(): Promise<void> {
       `database ${db.kind} · LOG_LEVEL=${LOG_LEVEL} · ${CONNECTIONS} connections, ${DURATION_S} s per route, ` +
       `${AGENT_DURATION_S} s per relay-agent figure`;
     printTable(figures, header);
+    console.log(
+      "\nphase by phase: event-loop delay max, sampled RSS peak, and at the phase's end V8 heap used/total and external (MB)",
+    );
+    for (const p of watch.phases)
+      console.log(
+        `  ${fmt(p.maxMs)} ms · RSS ${fmt(p.rssPeakMb ?? NaN)} · heap ${fmt(p.memoryMb.heapUsed)}/${fmt(p.memoryMb.heapTotal)} · external ${fmt(p.memoryMb.external)} · ${p.during}`,
+      );
     const cpu = (r: HttpRun) =>
       r.serviceCpuMicrosPerRequest === null ? 'n/a' : `${fmt(r.serviceCpuMicrosPerRequest)} µs`;
     console.log(

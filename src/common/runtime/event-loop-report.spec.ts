@@ -58,13 +58,24 @@ describe('the event-loop delay over IPC', () => {
       child!.send({ type: EVENT_LOOP_DELAY_MESSAGE });
       return pending;
     };
-    expect(await ask()).toEqual({
+    const first = await ask();
+    expect(first).toEqual({
       type: EVENT_LOOP_DELAY_MESSAGE,
       maxMs: 0,
       p99Ms: 0,
       meanMs: 0,
       samples: 0,
+      memoryMb: {
+        rss: expect.any(Number),
+        heapUsed: expect.any(Number),
+        heapTotal: expect.any(Number),
+        external: expect.any(Number),
+        arrayBuffers: expect.any(Number),
+      },
     });
+    // The child's own memory: a heap within its resident memory.
+    expect(first.memoryMb.heapUsed).toBeGreaterThan(0);
+    expect(first.memoryMb.heapTotal).toBeLessThan(first.memoryMb.rss);
     // The monitor measures from its first timer turn on: wait for a turn before holding the loop.
     // Each ask resets the monitor, so asking back to back (an IPC round trip is far shorter than
     // the monitor's resolution) would never let a turn complete: give it two resolutions.

@@ -14,6 +14,8 @@ export interface EventLoopDelayReport {
   meanMs: number;
   /** Timer turns measured: 0 on the first answer, which only starts the monitor. */
   samples: number;
+  /** `process.memoryUsage()` when the answer was made, in MB: what the resident memory is made of. */
+  memoryMb: { rss: number; heapUsed: number; heapTotal: number; external: number; arrayBuffers: number };
 }
 
 /**
@@ -29,6 +31,7 @@ export function reportEventLoopDelayOverIpc(): () => void {
   let histogram: IntervalHistogram | undefined;
   const onMessage = (message: unknown) => {
     if ((message as { type?: unknown } | null)?.type !== EVENT_LOOP_DELAY_MESSAGE) return;
+    const memoryMb = memoryInMb();
     const report: EventLoopDelayReport = histogram
       ? {
           type: EVENT_LOOP_DELAY_MESSAGE,
@@ -36,8 +39,9 @@ export function reportEventLoopDelayOverIpc(): () => void {
           p99Ms: histogram.percentile(99) / 1e6,
           meanMs: histogram.mean / 1e6,
           samples: histogram.count,
+          memoryMb,
         }
-      : { type: EVENT_LOOP_DELAY_MESSAGE, maxMs: 0, p99Ms: 0, meanMs: 0, samples: 0 };
+      : { type: EVENT_LOOP_DELAY_MESSAGE, maxMs: 0, p99Ms: 0, meanMs: 0, samples: 0, memoryMb };
     if (!histogram) {
       histogram = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS });
       histogram.enable();
@@ -53,5 +57,17 @@ export function reportEventLoopDelayOverIpc(): () => void {
   return () => {
     process.off('message', onMessage);
     histogram?.disable();
+  };
+}
+
+function memoryInMb(): EventLoopDelayReport['memoryMb'] {
+  const m = process.memoryUsage();
+  const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+  return {
+    rss: mb(m.rss),
+    heapUsed: mb(m.heapUsed),
+    heapTotal: mb(m.heapTotal),
+    external: mb(m.external),
+    arrayBuffers: mb(m.arrayBuffers),
   };
 }
