@@ -255,7 +255,7 @@ export class ChangeNotices implements OnApplicationShutdown {
   private write(): void {
     const gate = this.transactions.sqliteGate;
     if (gate?.mustWait()) {
-      this.writing = gate.admit().then(() => {
+      this.writing = gate.untilNoOpenTransaction().then(() => {
         this.writing = undefined;
         this.write();
       });

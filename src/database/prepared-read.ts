@@ -13,8 +13,8 @@ export type ReadRow = readonly unknown[];
  *
  * `sql` uses `?` placeholders, turned into `$1, $2, …` for PostgreSQL. Values are passed as the
  * driver takes them: a date as `sqlDate(…)`. On SQLite the read waits, as every statement does,
- * while another request's transaction is open (SqliteTransactionGate), and it answers
- * synchronously otherwise. Before the data source is initialised (or after it is closed) it goes
+ * while another request's transaction is open (SqliteTransactionGate), but not for transactions
+ * queued behind it, and it answers synchronously otherwise. Before the data source is initialised (or after it is closed) it goes
  * through TypeORM, whose errors the exception filter knows as "database unavailable".
  */
 export class PreparedRead {
@@ -42,7 +42,7 @@ export class PreparedRead {
     }
     const statement = (this.statement ??= driver.databaseConnection.prepare(this.sql).raw(true));
     const gate = this.transactions.sqliteGate;
-    if (gate?.mustWait()) return gate.admit().then(() => statement.all(...params));
+    if (gate?.mustWait()) return gate.untilNoOpenTransaction().then(() => statement.all(...params));
     return statement.all(...params);
   }
 

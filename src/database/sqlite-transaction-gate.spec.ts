@@ -114,6 +114,24 @@ describe('SqliteTransactionGate', () => {
     expect(new Set(ranIn).size).toBe(3);
   });
 
+  it('lets a synchronous read in once the open transaction ends, ahead of the transactions queued behind it', async () => {
+    const log: string[] = [];
+    const gate = new SqliteTransactionGate();
+    const runner = gate.gate(fakeRunner(log));
+    let release!: () => void;
+    const first = gate.transaction(async () => {
+      await runner.query('first');
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    const queued = [1, 2, 3].map((n) => gate.transaction(() => runner.query(`queued ${n}`)));
+    await turn();
+    expect(gate.mustWait()).toBe(true);
+    const read = gate.untilNoOpenTransaction().then(() => log.push('read'));
+    release();
+    await Promise.all([first, ...queued, read]);
+    expect(log).toEqual(['first', 'read', 'queued 1', 'queued 2', 'queued 3']);
+  });
+
   it("turns TypeORM's implicit transactions outside any scope into autocommitted statements", async () => {
     const log: string[] = [];
     const runner = new SqliteTransactionGate().gate(fakeRunner(log));

@@ -76,6 +76,16 @@ export class SqliteTransactionGate {
     return this.owner !== undefined && !this.insideTransaction();
   }
 
+  /**
+   * For a statement run synchronously on the driver the moment it is let in (a prepared read, a
+   * change notice): resolves once no other scope's transaction is open. It does not queue behind
+   * transactions waiting to start, as `admit` does: it cannot be caught half-way by one, and a
+   * relay decision's read would otherwise wait for every queued log batch (40: ~550 ms).
+   */
+  async untilNoOpenTransaction(): Promise<void> {
+    while (this.mustWait()) await this.nextChange();
+  }
+
   /** Resolves once a statement from here may run (at once when none must wait). */
   async admit(): Promise<void> {
     while (this.mustWait() || (this.waitingTransactions > 0 && !this.insideTransaction())) {
