@@ -6,7 +6,6 @@ import { registerStrictJsonParser } from './common/http/json-body-parser';
 import { createCorsHandler } from './common/http/cors';
 import { answerClientError, answerFrameworkError } from './common/http/framework-errors';
 import { registerLargeBodyRoutes } from './common/http/large-body';
-import { registerLoopSliceHook } from './common/http/loop-slice.hook';
 import { registerTextParsers } from './common/http/text-body-parser';
 import { inMemoryMultipart } from './common/http/in-memory-multipart';
 import { registerResponseEnvelope } from './common/http/response-envelope.hook';
@@ -63,8 +62,6 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   const staticHeaders = { ...securityHeaders(), vary: 'Origin' };
   bindRequestContext(fastify, app.get(ROOT_LOGGER), staticHeaders, createCorsHandler(config.corsOrigins));
   registerResponseEnvelope(fastify);
-  // Requests that arrived together are handled over several turns of the event loop.
-  registerLoopSliceHook(fastify);
   // Requests by route pattern and status, with their latency (GET /metrics).
   registerHttpMetrics(fastify);
 

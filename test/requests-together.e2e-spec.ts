@@ -38,7 +38,7 @@ async function answerOf(socket: Socket): Promise<{ status: number; body: unknown
  * Issue "Nothing one client does stalls the others": 40 log batches written to the service at the
  * same moment were all read in one turn of the event loop, and each one's handling (body, guards,
  * parsing, query building) ran before the loop turned again: ~250 ms during which relay-status
- * got no answer. Now each handler takes its place in the loop's time slice (LoopSlice); the
+ * got no answer. Now each bulk handler takes its place in the loop's time slice (LoopSlice); the
  * slice is set to 0 ms here so the spec does not depend on this machine's speed: whatever began
  * first in a turn goes on, everything after it waits for a later turn.
  */

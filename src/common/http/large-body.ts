@@ -1,5 +1,6 @@
 import type { FastifyInstance, preParsingHookHandler, RouteOptions } from 'fastify';
 import { createGunzip } from 'node:zlib';
+import { waitForLoopSlice } from './loop-slice.hook';
 import { routeConfig } from './response-message.decorator';
 
 /** README.md "Bodies": log ingest and the webhooks take up to 10 MB, after inflating. */
@@ -13,9 +14,10 @@ export interface LargeBodyRouteConfig {
 export const LargeBody = () => routeConfig({ largeBody: true } satisfies LargeBodyRouteConfig);
 
 /**
- * Gives every @LargeBody route its limit and its gzip decoding; call before the routes are
- * registered (configureApp runs before app.init()). Fastify counts the inflated bytes against
- * the limit while they stream, so a gzip bomb stops at 10 MB with a 413, never in memory.
+ * Gives every @LargeBody route its limit, its gzip decoding and its wait for the event loop's
+ * slice (waitForLoopSlice); call before the routes are registered (configureApp runs before
+ * app.init()). Fastify counts the inflated bytes against the limit while they stream, so a gzip
+ * bomb stops at 10 MB with a 413, never in memory.
  */
 export function registerLargeBodyRoutes(fastify: FastifyInstance): void {
   fastify.addHook('onRoute', (route: RouteOptions) => {
@@ -23,6 +25,7 @@ export function registerLargeBodyRoutes(fastify: FastifyInstance): void {
     route.bodyLimit = LARGE_BODY_LIMIT_BYTES;
     const hooks = [route.preParsing ?? []].flat();
     route.preParsing = [...hooks, inflateGzip];
+    route.preHandler = [...[route.preHandler ?? []].flat(), waitForLoopSlice];
   });
 }
 

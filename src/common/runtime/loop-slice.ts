@@ -9,8 +9,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 export const LOOP_SLICE_MS = 20;
 
 /**
- * A time slice of the event loop shared by everything that may run long on it: the HTTP server
- * before each handler, and every statement of the SQLite connection. The first piece of work in a
+ * A time slice of the event loop shared by everything that may run long on it: bulk requests
+ * before their handler (waitForLoopSlice), and every statement of the SQLite connection that goes
+ * through TypeORM. The first piece of work in a
  * turn opens the slice; later pieces go on while it is younger than `sliceMs` and wait for the
  * next turn once it is spent (a setImmediate closes the slice, so a slice never outlives its
  * turn). What waited goes on in the order it came, each first in line opening the next slice.
@@ -49,5 +50,5 @@ export class LoopSlice {
   }
 }
 
-/** The process's one slice: the HTTP server and the SQLite connection share the same loop. */
+/** The process's one slice: the bulk requests and the SQLite connection share the same loop. */
 export const eventLoopSlice = new LoopSlice();
