@@ -1,9 +1,11 @@
 import { PgClient } from '../src/database/pg-client';
+import { TransactionService } from '../src/database/transaction.service';
 import { CompanyRelayLookup } from '../src/modules/companies/company-relay-lookup';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { DomainLookup } from '../src/modules/domains/domain-lookup';
 import { createPaidCompany, storeDomain } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
+import { latch, until } from './support/until';
 
 /**
  * The relay decision's lookups of a company (by id, by relay username) and of a verified domain's
@@ -67,6 +69,29 @@ describe('Relay decision lookups', () => {
     expect((await lookup.byId(companies[2].id))?.used).toBe(42);
     await t.dataSource.getRepository(Company).update({ id: companies[2].id }, { used: 43 });
     expect((await lookup.byId(companies[2].id))?.used).toBe(43);
+  });
+
+  it("answers while another request's transaction is open, with what is committed", async () => {
+    const lookup = t.app.get(CompanyRelayLookup);
+    const company = await createPaidCompany(t);
+    const held = latch();
+    const changed = latch();
+    // A log batch's transaction, say: it counts the company's mail and stays open for a while.
+    const transaction = t.app.get(TransactionService).run(async (em) => {
+      await em.getRepository(Company).update({ id: company.id }, { used: 7 });
+      changed.open();
+      await held.wait;
+    });
+    await changed.wait;
+    let during: { used: number } | null | undefined;
+    void lookup.byId(company.id).then((facts) => (during = facts));
+    // On SQLite the shared connection would make the read wait for the commit: it reads through
+    // the read-only connection instead (TransactionService.committedReader).
+    await until(() => during !== undefined, 'the lookup answered while the transaction was open', 3_000);
+    expect(during?.used).toBe(0);
+    held.open();
+    await transaction;
+    expect((await lookup.byId(company.id))?.used).toBe(7);
   });
 
   it('on PostgreSQL, reads the companies and domain owners of 50 concurrent decisions in one statement each', async () => {

@@ -12,14 +12,17 @@ export type ReadRow = readonly unknown[];
  * more than an indexed lookup itself: this is for reads on the relay's hot path.
  *
  * `sql` uses `?` placeholders, turned into `$1, $2, …` for PostgreSQL. Values are passed as the
- * driver takes them: a date as `sqlDate(…)`. On SQLite the read waits, as every statement does,
- * while another request's transaction is open (SqliteTransactionGate), but not for transactions
- * queued behind it, and it answers synchronously otherwise. Before the data source is initialised (or after it is closed) it goes
+ * driver takes them: a date as `sqlDate(…)`. On SQLite it answers synchronously: while another
+ * request's transaction is open on the shared connection (SqliteTransactionGate), it reads what is
+ * committed through a read-only connection instead of waiting for that transaction (an in-memory
+ * database has none: there it waits for that transaction, not for those queued behind it). Before the data source is initialised (or after it is closed) it goes
  * through TypeORM, whose errors the exception filter knows as "database unavailable".
  */
 export class PreparedRead {
   private readonly sql: string;
   private statement?: SqliteStatement;
+  /** The same statement on the read-only connection (TransactionService.committedReader). */
+  private committedStatement?: SqliteStatement;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -40,8 +43,13 @@ export class PreparedRead {
         .master!.query({ name: this.name, text: this.sql, values: params, rowMode: 'array' })
         .then((result) => result.rows);
     }
-    const statement = (this.statement ??= driver.databaseConnection.prepare(this.sql).raw(true));
     const gate = this.transactions.sqliteGate;
+    if (gate?.mustWait()) {
+      // Another request's transaction is open on the shared connection: read what is committed.
+      const reader = this.transactions.committedReader();
+      if (reader) return (this.committedStatement ??= reader.prepare(this.sql).raw(true)).all(...params);
+    }
+    const statement = (this.statement ??= driver.databaseConnection.prepare(this.sql).raw(true));
     if (gate?.mustWait()) return gate.untilNoOpenTransaction().then(() => statement.all(...params));
     return statement.all(...params);
   }

@@ -1,7 +1,8 @@
-import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DataSource, EntityManager } from 'typeorm';
 import { Permits } from '../common/async/permits';
+import type { ReadRow } from './prepared-read';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
 /** Work for after the commit: an e-mail, a call to another system. Sync or async. */
@@ -14,6 +15,18 @@ export interface TransactionScope {
    * back. A failure of `fn` is logged, not thrown: the committed change stands.
    */
   afterCommit(fn: AfterCommit): void;
+}
+
+interface SqliteReaderStatement {
+  raw(toggle: boolean): SqliteReaderStatement;
+  all(...params: unknown[]): ReadRow[];
+}
+
+/** The part of a better-sqlite3 connection the read-only reader uses. */
+export interface SqliteReader {
+  prepare(sql: string): SqliteReaderStatement;
+  pragma(sql: string): unknown;
+  close(): void;
 }
 
 /** Row-locking transactions at once on PostgreSQL: a few, well under the pool's 20 connections. */
@@ -37,7 +50,7 @@ interface OpenTransaction {
  * commits by itself, so its callbacks run at its own commit.
  */
 @Injectable()
-export class TransactionService implements BeforeApplicationShutdown {
+export class TransactionService implements BeforeApplicationShutdown, OnApplicationShutdown {
   /** Present on SQLite only. */
   readonly sqliteGate?: SqliteTransactionGate;
   private readonly logger = new Logger(TransactionService.name);
@@ -53,6 +66,8 @@ export class TransactionService implements BeforeApplicationShutdown {
   }
 
   private readonly rowLocking = new Permits(ROW_LOCKING_PERMITS);
+  /** SQLite: the read-only connection (see `committedReader`); null once closed or where there is none. */
+  private reader?: SqliteReader | null;
   /** After-commit work that nobody awaits (see `detach`), until it settles. */
   private readonly detached = new Set<Promise<void>>();
 
@@ -148,6 +163,36 @@ export class TransactionService implements BeforeApplicationShutdown {
   /** Detached work (e-mail above all) finishes before the mail transport and the database close. */
   beforeApplicationShutdown(): Promise<void> {
     return this.settled();
+  }
+
+  /**
+   * SQLite: a second, read-only connection to the database file, for the prepared reads made while
+   * another request's transaction is open (PreparedRead). In WAL mode it reads the last committed
+   * state at once, where the shared connection would make the read wait for that transaction: a
+   * log batch's transaction spans many turns of the event loop (it yields, SqliteTransactionGate),
+   * and relay decisions waited for it up to 455 ms in the bench. Opened at first use; none for an
+   * in-memory database, none on PostgreSQL (every read has a pooled connection there).
+   */
+  committedReader(): SqliteReader | undefined {
+    if (this.reader !== undefined) return this.reader ?? undefined;
+    const file = this.dataSource.options.database;
+    if (!this.sqliteGate || typeof file !== 'string' || file === ':memory:' || file === '') {
+      this.reader = null;
+      return undefined;
+    }
+    if (!this.dataSource.isInitialized) return undefined;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the driver TypeORM loads
+    const Database = require('better-sqlite3') as new (file: string, options: object) => SqliteReader;
+    const reader = new Database(file, { readonly: true, fileMustExist: true });
+    // A WAL reader is busy only while another connection recovers the log: wait little, synchronously.
+    reader.pragma('busy_timeout = 100');
+    this.reader = reader;
+    return reader;
+  }
+
+  onApplicationShutdown(): void {
+    this.reader?.close();
+    this.reader = null;
   }
 
   private register(tx: OpenTransaction, fn: AfterCommit): void {
