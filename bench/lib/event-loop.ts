@@ -153,7 +153,9 @@ export async function measureHeavyRequests(
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      for (const byte of value) if (byte === 0x0a) rows++;
+      // indexOf, not a loop over the bytes: this process also times relay-status meanwhile, and
+      // counting tens of MB a byte at a time held its own event loop (relay-status max 300+ ms).
+      for (let i = value.indexOf(0x0a); i !== -1; i = value.indexOf(0x0a, i + 1)) rows++;
     }
     return { rows, seconds: (performance.now() - started) / 1000 };
   })();
