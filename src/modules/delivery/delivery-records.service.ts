@@ -54,13 +54,15 @@ export class DeliveryRecordsService {
    */
   async rebuild(em: EntityManager, targets: RebuildTargets, rejects: DeliveryLine[]): Promise<RebuildResult> {
     const queueRows = await this.facts.lockedQueues(em, targets.queues);
-    for (const queue of queueRows) if (!queue.attributedAt) targets.wholeQueue(queue);
-    const deliveries = await this.facts.deliveriesOf(em, targets);
+    const wanted = targets.withWholeQueues(queueRows.filter((queue) => !queue.attributedAt));
+    const deliveries = await this.facts.deliveriesOf(em, wanted);
 
     const byRecipient = new Map<string, PostfixDelivery[]>();
     for (const d of deliveries) {
       const key = `${queueKey(d.host, d.queueId!)}\n${d.recipient}`;
-      byRecipient.set(key, [...(byRecipient.get(key) ?? []), d]);
+      const group = byRecipient.get(key);
+      if (group) group.push(d);
+      else byRecipient.set(key, [d]);
     }
     const events = await this.facts.eventsOfRecipients(
       em,

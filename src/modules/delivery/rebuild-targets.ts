@@ -22,6 +22,15 @@ export class RebuildTargets {
     else if (target.recipients !== 'all') target.recipients.add(recipient);
   }
 
+  /** A copy of these targets with every record of `queues` asked for (these targets stay as they are). */
+  withWholeQueues(queues: Iterable<QueueKey>): RebuildTargets {
+    const copy = new RebuildTargets();
+    for (const [key, { queue, recipients }] of this.byQueue)
+      copy.byQueue.set(key, { queue, recipients: recipients === 'all' ? 'all' : new Set(recipients) });
+    for (const queue of queues) copy.wholeQueue(queue);
+    return copy;
+  }
+
   get queues(): QueueKey[] {
     return [...this.byQueue.values()].map((t) => t.queue);
   }
