@@ -8,8 +8,7 @@ import {
   MetricsAccessRule,
 } from '../modules/metrics/metrics-access';
 import type { MetricsService } from '../modules/metrics/metrics.service';
-
-const DATABASE_CHECK_TIMEOUT_MS = 2000;
+import { databaseUp } from '../modules/health/health-checks';
 
 /**
  * The relay agent's small HTTP listener (AGENT_HTTP_PORT): `GET /health` (200 while the database
@@ -59,7 +58,7 @@ export class AgentHttpServer {
     const path = (request.url ?? '/').split('?')[0];
     if (request.method !== 'GET' && request.method !== 'HEAD') return json(response, 404, 'Not found');
     if (path === '/health') {
-      return (await this.databaseUp())
+      return (await databaseUp(this.dataSource))
         ? json(response, 200, 'Relay agent is healthy', { status: 'ok', checks: { database: 'up' } })
         : json(response, 503, 'Database is down');
     }
@@ -74,23 +73,6 @@ export class AgentHttpServer {
         response.writeHead(200, { 'content-type': this.metrics.contentType, 'cache-control': 'no-store' });
         response.end(text);
       }
-    }
-  }
-
-  private async databaseUp(): Promise<boolean> {
-    if (!this.dataSource.isInitialized) return false;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), DATABASE_CHECK_TIMEOUT_MS);
-    });
-    const query = this.dataSource.query('SELECT 1').then(
-      () => true,
-      () => false,
-    );
-    try {
-      return await Promise.race([query, timeout]);
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

@@ -8,6 +8,7 @@ import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decora
 import { Public } from '../auth/access.decorators';
 import { LogIndex } from '../log-index/log-index';
 import { MailService } from '../mail/mail.service';
+import { answersWithin, databaseUp } from './health-checks';
 
 class LiveDto {
   @ApiProperty({ enum: ['ok'] }) status: 'ok';
@@ -24,8 +25,6 @@ class HealthDto {
   @ApiProperty({ enum: ['ok'] }) status: 'ok';
   @ApiProperty({ type: HealthChecksDto }) checks: HealthChecksDto;
 }
-
-const DATABASE_CHECK_TIMEOUT_MS = 2000;
 
 @ApiTags('health')
 @Controller('health')
@@ -52,8 +51,9 @@ export class HealthController {
   @ApiEnvelope(HealthDto)
   @ApiErrors(503)
   async health(): Promise<HealthDto> {
-    if (!(await this.databaseUp())) throw new DomainError(HttpStatus.SERVICE_UNAVAILABLE, 'Database is down');
-    const index = (await this.indexUp()) ? this.logIndex.kind : 'down';
+    if (!(await databaseUp(this.dataSource)))
+      throw new DomainError(HttpStatus.SERVICE_UNAVAILABLE, 'Database is down');
+    const index = (await answersWithin(() => this.logIndex.isUp())) ? this.logIndex.kind : 'down';
     return { status: 'ok', checks: { database: 'up', index, mail: this.mail.mode } };
   }
 
@@ -69,34 +69,5 @@ export class HealthController {
   @ApiEnvelope(LiveDto)
   live(): LiveDto {
     return { status: 'ok' };
-  }
-
-  private async indexUp(): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), DATABASE_CHECK_TIMEOUT_MS);
-    });
-    try {
-      return await Promise.race([this.logIndex.isUp(), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  private async databaseUp(): Promise<boolean> {
-    if (!this.dataSource.isInitialized) return false;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), DATABASE_CHECK_TIMEOUT_MS);
-    });
-    const query = this.dataSource.query('SELECT 1').then(
-      () => true,
-      () => false,
-    );
-    try {
-      return await Promise.race([query, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }
