@@ -11,15 +11,11 @@ RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: no toolchain, no sources, a non-root user.
 FROM node:26-bookworm-slim
-# MALLOC_MMAP_THRESHOLD_: blocks of 1 MiB and more (argon2's 19 MiB per hash) go back to the
-# system when freed instead of staying resident in the arena of each libuv thread that hashed.
-# A saving on top, not a requirement: the service caps what argon2 keeps without it (one pool
-# thread per core, src/common/runtime/thread-pool.ts), and `npm run bench` measures it without
-# it, as `node dist/main.js` runs outside the image.
+# No MALLOC_* here: each process fixes glibc's mmap threshold itself at start
+# (src/common/runtime/malloc-threshold.ts), as it does outside the image.
 ENV NODE_ENV=production \
     DATA_DIR=/data \
-    PORT=3000 \
-    MALLOC_MMAP_THRESHOLD_=1048576
+    PORT=3000
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

@@ -1,6 +1,8 @@
 import 'dotenv/config';
 // Before anything queues work on the libuv pool: it sizes the pool (argon2's memory, see there).
 import '../common/runtime/thread-pool';
+// Before argon2's first hash: glibc then returns its 19 MiB blocks (see there).
+import '../common/runtime/malloc-threshold';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { AppConfig, ConfigurationError } from '../config/app-config';

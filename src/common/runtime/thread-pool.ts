@@ -12,8 +12,8 @@ import { availableParallelism } from 'node:os';
  * throughput: one per core, at least 2 (a hash never waits alone behind file or DNS work), at
  * most libuv's 4. A UV_THREADPOOL_SIZE set by the operator (environment or .env) wins.
  *
- * MALLOC_MMAP_THRESHOLD_=1048576 (the Dockerfile sets it) removes the rest: glibc then unmaps
- * every hash's memory; only the environment can set it, the process cannot itself.
+ * malloc-threshold.ts removes the rest: with glibc's mmap threshold fixed, it unmaps every hash's
+ * memory.
  */
 export function defaultThreadPoolSize(cores = availableParallelism()): number {
   return Math.min(4, Math.max(2, cores));
