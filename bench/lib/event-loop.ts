@@ -72,6 +72,8 @@ export interface HeavyRequestsOptions {
   relayHeaders: Record<string, string>;
   relayBodies: string[];
   relayConnections: number;
+  /** METRICS_TOKEN of the service: relay-status as the service itself timed it (its histogram). */
+  metricsToken: string;
 }
 
 export interface HeavyRequestsFigures {
@@ -89,6 +91,13 @@ export interface HeavyRequestsFigures {
     maxMs: number;
     non2xx: number;
     errors: number;
+    /**
+     * The same answers as the service timed them (request read to response written, its
+     * `http_request_duration_seconds` histogram): how many took each bucket's bound or less. The
+     * client's figures above add the wait before the service reads a request, and the client's own
+     * share of the machine's CPU.
+     */
+    serviceTimed: { total: number; atMostMs: Record<string, number> };
   };
   seconds: number;
 }
@@ -121,6 +130,7 @@ export async function measureHeavyRequests(
   );
 
   await watch.mark('setting up the export and the batches of one queue'); // from here
+  const timedBefore = await relayStatusTimes(service, o.metricsToken);
   const started = performance.now();
   let request = 0;
   let relayRun: autocannon.Instance | undefined;
@@ -172,6 +182,7 @@ export async function measureHeavyRequests(
     relayRun?.stop();
   }
   const seconds = (performance.now() - started) / 1000;
+  const timedAfter = await relayStatusTimes(service, o.metricsToken);
   const [loop, relayResult] = await Promise.all([
     watch.mark(`the export with ${QUEUE_BATCHES} batches of one queue, relay-status meanwhile`),
     relay,
@@ -191,6 +202,14 @@ export async function measureHeavyRequests(
       maxMs: relayResult.latency.max,
       non2xx: relayResult.non2xx,
       errors: relayResult.errors,
+      serviceTimed: {
+        total: (timedAfter.get('+Inf') ?? 0) - (timedBefore.get('+Inf') ?? 0),
+        atMostMs: Object.fromEntries(
+          [...timedAfter]
+            .filter(([le]) => le !== '+Inf')
+            .map(([le, count]) => [String(Number(le) * 1000), count - (timedBefore.get(le) ?? 0)]),
+        ),
+      },
     },
     seconds,
   };
@@ -203,4 +222,21 @@ async function shipLines(service: RunningService, key: string, lines: string[]):
     body: lines.join('\n'),
   });
   if (res.status !== 200) throw new Error(`callback-raw-log: ${res.status} ${await res.text()}`);
+}
+
+/** relay-status's cumulative histogram buckets (`le` → answers), summed over its status labels. */
+async function relayStatusTimes(service: RunningService, token: string): Promise<Map<string, number>> {
+  const res = await fetch(`${service.baseUrl}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+  if (res.status !== 200) throw new Error(`metrics: ${res.status} ${await res.text()}`);
+  const buckets = new Map<string, number>();
+  for (const line of (await res.text()).split('\n')) {
+    if (
+      !line.startsWith('http_request_duration_seconds_bucket{') ||
+      !line.includes('route="/api/internal/relay-status"')
+    )
+      continue;
+    const le = /le="([^"]+)"/.exec(line)?.[1];
+    if (le) buckets.set(le, (buckets.get(le) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return buckets;
 }
