@@ -6,6 +6,7 @@ import { LogBatchesService } from '../src/modules/delivery/log-batches.service';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { createPaidCompany } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
+import { countTurns } from './support/loop-turns';
 import { until } from './support/until';
 
 const SHIPPER_KEY = 'log-shipper-key-for-tests-0123456789abcdef';
@@ -84,18 +85,12 @@ describe('Requests that arrive together are handled over several turns of the ev
     server.off('connection', onConnection);
 
     // The loop's turns, counted in its check phase; and the turn each batch's work began in.
-    let turn = 0;
-    let ticker: NodeJS.Immediate | undefined;
-    const tick = () => {
-      turn++;
-      ticker = setImmediate(tick);
-    };
-    tick();
+    const turns = countTurns();
     const beganIn: number[] = [];
     const batches = t.app.get(LogBatchesService);
     const ingest = batches.ingest.bind(batches);
     const spy = jest.spyOn(batches, 'ingest').mockImplementation((...args) => {
-      beganIn.push(turn);
+      beganIn.push(turns.now);
       return ingest(...args);
     });
 
@@ -108,7 +103,7 @@ describe('Requests that arrive together are handled over several turns of the ev
     } finally {
       eventLoopSlice.sliceMs = sliceMs;
       spy.mockRestore();
-      clearImmediate(ticker);
+      turns.stop();
     }
 
     expect(answers.map((a) => a.status)).toEqual(Array(BATCHES).fill(200));

@@ -1,4 +1,5 @@
 import type { QueryRunner } from 'typeorm';
+import { countTurns } from '../../test/support/loop-turns';
 import { LoopSlice } from '../common/runtime/loop-slice';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
@@ -13,6 +14,17 @@ function fakeRunner(log: string[]): QueryRunner {
 }
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A transaction that runs `sql` and stays open until `release()`. */
+function heldTransaction(gate: SqliteTransactionGate, runner: QueryRunner, sql: string) {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const done = gate.transaction(async () => {
+    await runner.query(sql);
+    await held;
+  });
+  return { done, release };
+}
 
 describe('SqliteTransactionGate', () => {
   it('holds outside statements until the open transaction ends', async () => {
@@ -72,11 +84,7 @@ describe('SqliteTransactionGate', () => {
     const log: string[] = [];
     const gate = new SqliteTransactionGate();
     const runner = gate.gate(fakeRunner(log));
-    let release!: () => void;
-    const first = gate.transaction(async () => {
-      await runner.query('first');
-      await new Promise<void>((resolve) => (release = resolve));
-    });
+    const { done: first, release } = heldTransaction(gate, runner, 'first');
     const second = gate.transaction(() => runner.query('second'));
     await turn();
     // Other work, due at the next turn once the first transaction has ended.
@@ -91,25 +99,15 @@ describe('SqliteTransactionGate', () => {
     // A slice of 0 ms: after the first statement of a turn, the next waits for a later turn.
     const gate = new SqliteTransactionGate(new LoopSlice(0));
     const runner = gate.gate(fakeRunner(log));
-    let turns = 0;
-    let ticker: NodeJS.Immediate | undefined;
-    const tick = () => {
-      turns++;
-      ticker = setImmediate(tick);
-    };
-    tick();
-    let release!: () => void;
-    const transaction = gate.transaction(async () => {
-      await runner.query('inside');
-      await new Promise<void>((resolve) => (release = resolve));
-    });
+    const turns = countTurns();
+    const { done: transaction, release } = heldTransaction(gate, runner, 'inside');
     await turn();
     const ranIn: number[] = [];
-    const outside = [1, 2, 3].map((n) => runner.query(`outside ${n}`).then(() => ranIn.push(turns)));
+    const outside = [1, 2, 3].map((n) => runner.query(`outside ${n}`).then(() => ranIn.push(turns.now)));
     await turn();
     release();
     await Promise.all([transaction, ...outside]);
-    clearImmediate(ticker);
+    turns.stop();
     expect(log).toEqual(['inside', 'outside 1', 'outside 2', 'outside 3']);
     expect(new Set(ranIn).size).toBe(3);
   });
@@ -118,11 +116,7 @@ describe('SqliteTransactionGate', () => {
     const log: string[] = [];
     const gate = new SqliteTransactionGate();
     const runner = gate.gate(fakeRunner(log));
-    let release!: () => void;
-    const first = gate.transaction(async () => {
-      await runner.query('first');
-      await new Promise<void>((resolve) => (release = resolve));
-    });
+    const { done: first, release } = heldTransaction(gate, runner, 'first');
     const queued = [1, 2, 3].map((n) => gate.transaction(() => runner.query(`queued ${n}`)));
     await turn();
     expect(gate.mustWait()).toBe(true);

@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { countTurns } from '../../../test/support/loop-turns';
 import { LoopSlice } from './loop-slice';
 
 describe('LoopSlice', () => {
@@ -16,22 +17,16 @@ describe('LoopSlice', () => {
   it('makes work wait for a later turn once the slice is spent, in the order it came', async () => {
     const slice = new LoopSlice(0);
     const order: string[] = [];
-    let turn = 0;
-    let ticker: NodeJS.Immediate | undefined;
-    const tick = () => {
-      turn++;
-      ticker = setImmediate(tick);
-    };
-    tick();
+    const turns = countTurns();
     const began: Array<[string, number]> = [];
     await Promise.all(
       ['a', 'b', 'c'].map(async (name) => {
         await slice.take();
-        began.push([name, turn]);
+        began.push([name, turns.now]);
       }),
     );
     slice.whenAllowed(() => order.push('callback'));
-    clearImmediate(ticker);
+    turns.stop();
     expect(began.map(([name]) => name)).toEqual(['a', 'b', 'c']);
     expect(new Set(began.map(([, at]) => at)).size).toBe(3);
     // The slice of the turn the three ended in is spent: the callback waited for the next.
