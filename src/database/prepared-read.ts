@@ -13,10 +13,11 @@ export type ReadRow = readonly unknown[];
  *
  * `sql` uses `?` placeholders, turned into `$1, $2, …` for PostgreSQL. Values are passed as the
  * driver takes them: a date as `sqlDate(…)`. On SQLite it answers synchronously: while another
- * request's transaction is open on the shared connection (SqliteTransactionGate), it reads what is
- * committed through a read-only connection instead of waiting for that transaction (an in-memory
- * database has none: there it waits for that transaction, not for those queued behind it). Before the data source is initialised (or after it is closed) it goes
- * through TypeORM, whose errors the exception filter knows as "database unavailable".
+ * request's transaction is open on the shared connection (SqliteTransactionGate), it reads what
+ * is committed through a read-only connection instead of waiting for that transaction (an
+ * in-memory database has none: there it waits for that transaction, not for those queued behind
+ * it). Before the data source is initialised (or after it is closed) it goes through TypeORM,
+ * whose errors the exception filter knows as "database unavailable".
  */
 export class PreparedRead {
   private readonly sql: string;

@@ -181,13 +181,22 @@ export class TransactionService implements BeforeApplicationShutdown, OnApplicat
       return undefined;
     }
     if (!this.dataSource.isInitialized) return undefined;
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the driver TypeORM loads
-    const Database = require('better-sqlite3') as new (file: string, options: object) => SqliteReader;
-    const reader = new Database(file, { readonly: true, fileMustExist: true });
-    // A WAL reader is busy only while another connection recovers the log: wait little, synchronously.
-    reader.pragma('busy_timeout = 100');
-    this.reader = reader;
-    return reader;
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the driver TypeORM loads
+      const Database = require('better-sqlite3') as new (file: string, options: object) => SqliteReader;
+      const reader = new Database(file, { readonly: true, fileMustExist: true });
+      // A WAL reader is busy only while another connection recovers the log: wait little, synchronously.
+      reader.pragma('busy_timeout = 100');
+      this.reader = reader;
+    } catch (e: unknown) {
+      // Reads then wait for the open transaction, as before there was a reader.
+      this.logger.warn(
+        { err: e },
+        'No read-only connection to the database file; reads wait for transactions',
+      );
+      this.reader = null;
+    }
+    return this.reader ?? undefined;
   }
 
   onApplicationShutdown(): void {
