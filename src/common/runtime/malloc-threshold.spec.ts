@@ -38,11 +38,12 @@ describe("glibc's mmap threshold", () => {
 
   linux('is fixed at 1 MiB, so the 19 MiB of an argon2 hash go back to the system after each hash', () => {
     // Without it, each pool thread that hashed keeps a hash's memory (the dynamic threshold rose).
+    // (19 MiB each; 11 MB were seen resident on a CI machine, the rest of the block untouched.)
     const unfixed = retainedByHashes(false);
-    expect(unfixed.retainedMb).toBeGreaterThan(15);
+    expect(unfixed.retainedMb).toBeGreaterThan(8);
     const fixed = retainedByHashes(true);
     expect(fixed.set).toBe(true);
-    expect(fixed.retainedMb).toBeLessThan(5);
+    expect(fixed.retainedMb).toBeLessThan(Math.min(5, unfixed.retainedMb / 2));
   });
 
   linux("leaves the operator's own setting alone", () => {
