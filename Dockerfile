@@ -4,7 +4,9 @@ FROM node:26-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-RUN npm ci
+# Without scripts: the project's `prepare` (the build) needs the sources, copied below for the
+# layer cache. The native modules' own install scripts (package.json allowScripts) run here.
+RUN npm ci --ignore-scripts && npm rebuild argon2 better-sqlite3
 COPY nest-cli.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev

@@ -43,7 +43,25 @@ describe('Deployment files', () => {
   it('the compose file runs the API with the image command and the relay agent as `npm run relay-agent` does', () => {
     expect(composeCommand('app')).toBeUndefined();
     expect(composeCommand('relay-agent')).toEqual(nodeCommandOf(scripts['relay-agent']));
-    expect(nodeCommandOf(scripts['policy-server'])).toEqual(['npm', 'run', 'relay-agent']);
+    expect(scripts['policy-server']).toEqual(scripts['relay-agent']);
+  });
+
+  it('nothing is compiled at start: npm install builds once, the start commands run dist/ (quality.md)', () => {
+    expect(scripts.prepare).toBe('npm run build');
+    for (const name of ['start', 'relay-agent', 'policy-server', 'admin:create']) {
+      expect({ name, script: scripts[name] }).toEqual({
+        name,
+        script: expect.stringMatching(/^node dist\/\S+\.js$/),
+      });
+      // The pre-script only says `npm run build` is missing; it never runs it.
+      expect(`${name}: ${scripts[`pre${name}`] ?? ''}`).not.toMatch(/npm run build|nest build|\btsc\b/);
+    }
+    // The image installs without scripts (no sources yet for `prepare`), rebuilds the native
+    // modules, then builds once with the sources: its CMD runs what that build made.
+    const dockerfile = read('Dockerfile');
+    expect(dockerfile).toMatch(/^RUN npm ci --ignore-scripts\b/m);
+    expect(dockerfile).toMatch(/npm rebuild argon2 better-sqlite3/);
+    expect(dockerfile.indexOf('COPY src')).toBeLessThan(dockerfile.indexOf('npm run build'));
   });
 
   it('every variable the compose file sets is one the service reads (README environment table)', () => {
