@@ -24,6 +24,24 @@ export interface SenderFacts {
   sender?: string | null;
 }
 
+/**
+ * How the rule found a message's company. Only `sasl` (SMTP AUTH with the company's relay
+ * credentials) and `network` (the client's address in the company's allowed networks) identify a
+ * client and may let it relay; `sender_domain` (the owner of the envelope sender's verified
+ * domain, which any client can claim) names a company for attribution only.
+ */
+export type IdentifiedBy = 'sasl' | 'network' | 'sender_domain';
+
+export interface Attribution {
+  company: CompanyRelayFacts;
+  by: IdentifiedBy;
+}
+
+/** Whether an attribution identifies the client (SMTP AUTH or allowed network): the only ones that may relay. */
+export function identifiesClient(attribution: Attribution): boolean {
+  return attribution.by !== 'sender_domain';
+}
+
 /** A cached answer, boxed: lru-cache holds no null, and "none" (null) is an answer worth keeping. */
 interface Held<T> {
   value: T;
@@ -91,10 +109,20 @@ export class CompanyAttribution implements OnModuleInit, OnModuleDestroy {
 
   /** The company that sent a message with these facts, or null when the rule names none. */
   async companyOf(facts: SenderFacts): Promise<CompanyRelayFacts | null> {
+    return (await this.attribute(facts))?.company ?? null;
+  }
+
+  /**
+   * The company the rule names and how it found it: the SASL username (an unknown one names
+   * nobody, whatever else is known); else the one company whose allowed networks hold the client
+   * address, or among several such companies the one owning the sender's verified domain; else
+   * the owner of the sender's verified domain (`sender_domain`: attribution, never permission).
+   */
+  async attribute(facts: SenderFacts): Promise<Attribution | null> {
     this.notices.catchUp();
     if (facts.relayUsername) {
       const id = await held(this.byUsername, normaliseRelayUsername(facts.relayUsername));
-      return id === null ? null : held(this.facts, id);
+      return this.attributed(id, 'sasl');
     }
     const domain = senderDomainOf(facts.sender);
     const senderDomain = domain.kind === 'domain' ? domain.name : null;
@@ -102,15 +130,21 @@ export class CompanyAttribution implements OnModuleInit, OnModuleDestroy {
     if (facts.clientAddress) {
       const networks = await held(this.allowedNetworks, 'table');
       const candidates = networks.companiesHolding(facts.clientAddress);
-      if (candidates.length === 1) return held(this.facts, candidates[0]);
+      if (candidates.length === 1) return this.attributed(candidates[0], 'network');
       if (candidates.length > 1 && senderDomain) {
         owner = await held(this.domainOwners, senderDomain);
-        if (owner !== null && candidates.includes(owner)) return held(this.facts, owner);
+        if (owner !== null && candidates.includes(owner)) return this.attributed(owner, 'network');
       }
     }
     if (!senderDomain) return null;
     owner ??= await held(this.domainOwners, senderDomain);
-    return owner === null ? null : held(this.facts, owner);
+    return this.attributed(owner, 'sender_domain');
+  }
+
+  private async attributed(id: number | null, by: IdentifiedBy): Promise<Attribution | null> {
+    if (id === null) return null;
+    const company = await held(this.facts, id);
+    return company && { company, by };
   }
 
   /** The facts of a company attributed earlier (a queue's, kept by its id). */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
-import { CompanyAttribution } from '../attribution/company-attribution.service';
+import { CompanyAttribution, identifiesClient } from '../attribution/company-attribution.service';
 import { senderDomainOf } from '../attribution/sender-identity';
 import { deriveRelayStatus, RelayStatus } from '../companies/relay-status';
 import { relayDecisions } from '../metrics/metrics';
@@ -15,11 +15,13 @@ const REFUSALS: Record<Exclude<RelayStatus, 'active'>, string> = {
   quota_exceeded: 'DEFER_IF_PERMIT quota exceeded',
 };
 const UNKNOWN_ACCOUNT = 'REJECT unknown account';
+const NOT_AUTHENTICATED = 'REJECT Authentication required';
 const UNVERIFIED_DOMAIN = 'REJECT sender domain not verified';
 
 /**
  * The relay decision (integrations.md "Relay decision"): which company sends (CompanyAttribution,
- * the rule log ingest uses too), whether it may relay now, whether the sender is of a domain it
+ * the rule log ingest uses too) and whether the client proved it (SMTP AUTH or an allowed
+ * network: the sender's domain alone never lets a client relay), whether it may relay now, whether the sender is of a domain it
  * verified, and which recipients are suppressed.
  */
 @Injectable()
@@ -37,19 +39,23 @@ export class RelayDecisionService {
   }
 
   private async decideFor(query: RelayQuery): Promise<RelayDecision> {
-    const company = await this.attribution.companyOf(query);
-    if (!company) {
+    const attribution = await this.attribution.attribute(query);
+    if (!attribution || !identifiesClient(attribution)) {
+      // An unknown relay username is an unknown account; a client that neither authenticated nor
+      // comes from an allowed network may not relay, whoever its sender's domain names.
+      const unknownAccount = Boolean(query.relayUsername);
       return {
         allowed: false,
-        action: UNKNOWN_ACCOUNT,
+        action: unknownAccount ? UNKNOWN_ACCOUNT : NOT_AUTHENTICATED,
         status: null,
-        companyUuid: null,
-        reason: reasonOf(UNKNOWN_ACCOUNT),
+        companyUuid: attribution?.company.uuid ?? null,
+        reason: unknownAccount ? reasonOf(UNKNOWN_ACCOUNT) : 'not_authenticated',
         quota: null,
         senderDomainVerified: null,
         rejectedRecipients: [],
       };
     }
+    const { company } = attribution;
     const status = deriveRelayStatus(company, new Date());
     const senderDomainVerified = await this.senderDomainVerified(query.sender, company.id);
     let action = status === 'active' ? 'OK' : REFUSALS[status];

@@ -82,14 +82,21 @@ export class RelayDecisionDto implements RelayDecision {
   allowed: boolean;
   /** The Postfix policy word and text: `OK`, `REJECT <text>` or `DEFER_IF_PERMIT <text>`. */
   @ApiProperty({ example: 'OK' }) action: string;
-  /** The company's relay status; null when no company was found. */
+  /** The company's relay status; null when the client was not identified (no SMTP AUTH, no allowed network) or no company was found. */
   @ApiProperty({ enum: RELAY_STATUSES, nullable: true, type: String }) status: RelayStatus | null;
+  /**
+   * The company the message is attributed to. For a client that was not identified it is the
+   * owner of the sender's verified domain, for information only (`allowed` is false).
+   */
   @ApiProperty({ format: 'uuid', nullable: true, type: String }) companyUuid: string | null;
-  /** Why it is refused or deferred (the text of `action`); null when allowed. */
+  /**
+   * Why it is refused or deferred: the text of `action`, or `not_authenticated` for a client with
+   * neither SMTP AUTH nor an address in a company's allowed networks; null when allowed.
+   */
   reason: string | null;
-  /** Null when no company was found. */
+  /** Null when the client was not identified or no company was found. */
   @ApiProperty({ type: QuotaDto, nullable: true }) quota: QuotaDto | null;
-  /** Whether the sender's domain is a verified domain of the company; null without a sender. */
+  /** Whether the sender's domain is a verified domain of the company; null without a sender or an identified client. */
   @ApiProperty({ type: Boolean, nullable: true }) senderDomainVerified: boolean | null;
   /** Recipients on the company's or the global suppression list: listed, not a reason to refuse the message. */
   @ApiProperty({ type: [RejectedRecipientDto] }) rejectedRecipients: RejectedRecipientDto[];
