@@ -1,12 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { CompanyAttribution } from '../modules/attribution/company-attribution.service';
+import { CompanyAttribution, identifiesClient } from '../modules/attribution/company-attribution.service';
+import { deriveRelayStatus } from '../modules/companies/relay-status';
 import { DomainSigningKeys } from '../modules/domains/domain-signing-keys';
-import type { MilterDecisions } from './milter/milter-decisions';
+import type { MilterDecisions, SendingCompany } from './milter/milter-decisions';
 
 /**
  * The milter's questions answered by the service: the company by the one attribution rule (the
- * same as the policy check's and log ingest's), the owners of the From: domains, and the DKIM key
- * of the domain that signs.
+ * same as the policy check's and log ingest's, from the same facts), only when SMTP AUTH or an
+ * allowed network identified the client; the owners of the From: domains; the DKIM key of the
+ * domain that signs.
  */
 @Injectable()
 export class RelayMilterDecisions implements MilterDecisions {
@@ -15,13 +17,18 @@ export class RelayMilterDecisions implements MilterDecisions {
     private readonly keys: DomainSigningKeys,
   ) {}
 
-  async companyOf(facts: {
+  async sendingCompany(facts: {
     relayUsername?: string;
     clientAddress?: string;
     sender?: string;
-  }): Promise<{ id: number } | null> {
-    const company = await this.attribution.companyOf(facts);
-    return company && { id: company.id };
+  }): Promise<SendingCompany | null> {
+    const attribution = await this.attribution.attribute(facts);
+    if (!attribution || !identifiesClient(attribution)) return null;
+    const status = deriveRelayStatus(attribution.company, new Date());
+    return {
+      id: attribution.company.id,
+      refusal: status === 'suspended' ? 'account suspended' : status === 'no_package' ? 'no active package' : null,
+    };
   }
 
   ownerOf(domain: string): Promise<number | null> {

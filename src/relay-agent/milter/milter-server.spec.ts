@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { dkimSign } from 'mailauth/lib/dkim/sign';
 import { milterMessages } from '../../modules/metrics/metrics';
-import { MilterDecisions } from './milter-decisions';
+import { MilterDecisions, SendingCompany } from './milter-decisions';
 import { cStrings, encodeFrame, Frame, splitStrings } from './milter-protocol';
 import { MilterServer, MilterServerOptions } from './milter-server';
 import { deliveredMessage, dkimResults, dkimTestKey } from './testing/dkim-test-key';
@@ -18,11 +18,17 @@ const DNS = {
   'rs3._domainkey.xn--bcher-kva.test': `v=DKIM1; k=rsa; p=${idnKey.publicKey}`,
 };
 
-/** The service's answers: relay users and verified domains of two companies. */
+/**
+ * The service's answers: relay users, allowed networks (one address per network here) and verified
+ * domains of two companies, by the one rule: SASL username, else the client address (the
+ * envelope sender's domain deciding among companies sharing it); null when neither identifies.
+ */
 class FakeDecisions implements MilterDecisions {
   calls: Array<{ relayUsername?: string; clientAddress?: string; sender?: string }> = [];
   failing = false;
   readonly users: Record<string, number> = { 'r-acme': ACME, 'r-beta': BETA };
+  readonly networks: Record<string, number[]> = { '198.51.100.7': [ACME], '198.51.100.8': [ACME, BETA] };
+  readonly refusals: Record<number, SendingCompany['refusal']> = {};
   readonly owners: Record<string, number> = {
     'acme.test': ACME,
     'beta.test': BETA,
@@ -34,11 +40,17 @@ class FakeDecisions implements MilterDecisions {
     'xn--bcher-kva.test': { selector: 'rs3', privateKeyPem: idnKey.privateKeyPem },
   };
 
-  companyOf(facts: { relayUsername?: string; clientAddress?: string; sender?: string }) {
+  sendingCompany(facts: { relayUsername?: string; clientAddress?: string; sender?: string }) {
     this.calls.push(facts);
     if (this.failing) return Promise.reject(new Error('connect ECONNREFUSED'));
-    const id = facts.relayUsername ? this.users[facts.relayUsername] : undefined;
-    return Promise.resolve(id ? { id } : null);
+    let id: number | undefined;
+    if (facts.relayUsername) id = this.users[facts.relayUsername];
+    else if (facts.clientAddress) {
+      const candidates = this.networks[facts.clientAddress] ?? [];
+      const owner = this.owners[(facts.sender ?? '').split('@').pop()!];
+      id = candidates.length === 1 ? candidates[0] : candidates.find((c) => c === owner);
+    }
+    return Promise.resolve(id ? { id, refusal: this.refusals[id] ?? null } : null);
   }
 
   ownerOf(domain: string) {
@@ -245,10 +257,6 @@ describe('MilterServer', () => {
     expect(second[0].data.toString()).toBe(
       '550 5.7.1 From domain nowhere.test is not verified for this account\0',
     );
-    const unknown = await c.message(message({ authUser: undefined }));
-    expect(unknown[0].data.toString()).toBe(
-      '550 5.7.1 From domain acme.test is not verified for this account\0',
-    );
     const subdomain = await c.message(message({ headers: headers('news@mail.acme.test') }));
     expect(subdomain[0].data.toString()).toBe(
       '550 5.7.1 From domain mail.acme.test is not verified for this account\0',
@@ -299,12 +307,19 @@ describe('MilterServer', () => {
     expect(await milterCount('tempfailed')).toBe(tempfailed + 2);
   });
 
-  it("accepts Postfix's own mail as is: the null sender, and local submissions (no real client)", async () => {
+  it('judges a null sender from a client like any other message: refused for a foreign From, signed for its own', async () => {
+    const c = await client();
+    const foreign = await c.message(message({ mailFrom: '<>', headers: headers('ceo@beta.test') }));
+    expect(foreign[0].data.toString()).toBe(
+      '550 5.7.1 From domain beta.test is not verified for this account\0',
+    );
+    const own = message({ mailFrom: '<>' });
+    await expectSigned(await c.message(own), own);
+    expect(decisions.calls.map((call) => call.sender)).toEqual(['', '']);
+  });
+
+  it("accepts Postfix's own mail as is: local submissions (no real client)", async () => {
     const accepted = await milterCount('accepted');
-    const bounce = await client();
-    expect(
-      (await bounce.message(message({ mailFrom: '<>', headers: headers('x@nowhere.test') }))).map(frameBytes),
-    ).toEqual([Buffer.from([0, 0, 0, 1, 0x63])]);
     const local = await PostfixMilterClient.open(port);
     clients.push(local);
     await local.negotiate();
@@ -313,7 +328,7 @@ describe('MilterServer', () => {
       Buffer.from([0, 0, 0, 1, 0x63]),
     ]);
     expect(decisions.calls).toEqual([]);
-    expect(await milterCount('accepted')).toBe(accepted + 2);
+    expect(await milterCount('accepted')).toBe(accepted + 1);
   });
 
   it("keeps a customer's own DKIM-Signature: both signatures verify", async () => {
@@ -398,6 +413,124 @@ describe('MilterServer', () => {
     expect([...commands]).toEqual(['y']);
     expect(decisions.calls.length).toBe(writes);
   }, 180_000);
+
+  describe('the company is the one the policy authorised for the session, never the From header', () => {
+    const reply = (replies: Frame[]) => replies[0].data.toString();
+
+    it('refuses a client with no identity (no SASL username, an address in no network): 550 5.7.1 Authentication required', async () => {
+      const refused = await milterCount('refused');
+      const c = await client();
+      const replies = await c.message(message({ authUser: undefined }));
+      expect(replies.map(frameBytes)).toEqual([
+        Buffer.concat([Buffer.from([0, 0, 0, 35, 0x79]), Buffer.from('550 5.7.1 Authentication required\0')]),
+      ]);
+      expect(decisions.calls).toEqual([{ clientAddress: '192.0.2.10', sender: 'news@acme.test' }]);
+      // An unknown username identifies no one either.
+      expect(reply(await c.message(message({ authUser: 'r-nobody' })))).toBe(
+        '550 5.7.1 Authentication required\0',
+      );
+      expect(await milterCount('refused')).toBe(refused + 2);
+    });
+
+    it('signs for a client identified by its allowed network', async () => {
+      const c = await PostfixMilterClient.open(port);
+      clients.push(c);
+      await c.negotiate();
+      await c.connectEvent({ hostname: 'mx.acme.test', family: '4', port: 40001, address: '198.51.100.7' });
+      const m = message({ authUser: undefined });
+      await expectSigned(await c.message(m), m);
+    });
+
+    it('decides a shared network by the envelope sender, not by the From header', async () => {
+      const c = await PostfixMilterClient.open(port);
+      clients.push(c);
+      await c.negotiate();
+      await c.connectEvent({ hostname: 'o365.example', family: '4', port: 40002, address: '198.51.100.8' });
+      const beta = message({
+        authUser: undefined,
+        mailFrom: '<a@beta.test>',
+        headers: headers('a@beta.test'),
+      });
+      await expectSigned(await c.message(beta), beta, 'beta.test');
+      // Envelope of Beta, From: of Acme: Beta sends, and Acme's domain is not Beta's.
+      const spoof = await c.message(message({ authUser: undefined, mailFrom: '<a@beta.test>' }));
+      expect(reply(spoof)).toBe('550 5.7.1 From domain acme.test is not verified for this account\0');
+      // An envelope sender neither company verified: no identity in a shared network.
+      const unknown = await c.message(message({ authUser: undefined, mailFrom: '<a@else.test>' }));
+      expect(reply(unknown)).toBe('550 5.7.1 Authentication required\0');
+    });
+
+    it("authenticated as Acme with Beta's From: refused, whatever the envelope says", async () => {
+      const c = await client();
+      const spoof = await c.message(
+        message({ mailFrom: '<news@acme.test>', headers: headers('ceo@beta.test') }),
+      );
+      expect(reply(spoof)).toBe('550 5.7.1 From domain beta.test is not verified for this account\0');
+      const envelope = await c.message(
+        message({ mailFrom: '<ceo@beta.test>', headers: headers('ceo@beta.test') }),
+      );
+      expect(reply(envelope)).toBe('550 5.7.1 From domain beta.test is not verified for this account\0');
+    });
+
+    it('refuses a suspended company and one without a package, whatever its domains', async () => {
+      const c = await client();
+      decisions.refusals[ACME] = 'account suspended';
+      expect(reply(await c.message(message()))).toBe('550 5.7.1 account suspended\0');
+      decisions.refusals[ACME] = 'no active package';
+      expect(reply(await c.message(message()))).toBe('550 5.7.1 no active package\0');
+    });
+  });
+
+  describe('From forms no receiver can align', () => {
+    const refusalOf = async (from: string) => {
+      const c = await client();
+      return (await c.message(message({ headers: headers(from) })))[0].data.toString().replace(/\0$/, '');
+    };
+
+    it.each([
+      ['"ceo@beta.test" <news@acme.test>', '550 5.7.1 From display name names another address'],
+      ['ceo@beta.test <news@acme.test>', '550 5.7.1 From display name names another address'],
+      [
+        '=?utf-8?B?Y2VvQGJldGEudGVzdA==?= <news@acme.test>',
+        '550 5.7.1 From display name names another address',
+      ],
+      ['=?utf-8?Q?ceo=40beta=2Etest?= <news@acme.test>', '550 5.7.1 From display name names another address'],
+      ['CEO (ceo@beta.test) <news@acme.test>', '550 5.7.1 From display name names another address'],
+      ['"ceo＠beta.test" <news@acme.test>', '550 5.7.1 From display name names another address'],
+      ['team: news@acme.test;', '550 5.6.0 From header is a group, not a mailbox'],
+      ['"ceo@beta.test"@acme.test', '550 5.6.0 From address has a quoted local part holding @'],
+      ['Acme <>', '550 5.6.0 From header has no address'],
+    ])('%s: %s', async (from, expected) => {
+      expect(await refusalOf(from)).toBe(expected);
+    });
+
+    it('signs a display name that writes its own address, or none', async () => {
+      for (const from of [
+        '"news@acme.test" <news@acme.test>',
+        'Acme @ News <news@acme.test>',
+        '"Acme" <news@acme.test>',
+      ]) {
+        const c = await client();
+        const m = message({ headers: headers(from) });
+        await expectSigned(await c.message(m), m);
+      }
+    });
+  });
+
+  it('closes a connection whose message headers pass 1 MiB, and one announcing a frame over 256 KiB', async () => {
+    const c = await client();
+    await c.write(encodeFrame('M', cStrings('<news@acme.test>')));
+    const header = encodeFrame('L', cStrings('X-Filler', 'x'.repeat(60_000)));
+    for (let i = 0; i < 18; i++) await c.write(header);
+    await c.whenClosed();
+
+    const big = await client();
+    const frame = Buffer.alloc(8);
+    frame.writeUInt32BE(256 * 1024 + 1, 0);
+    frame.write('L', 4);
+    await big.write(frame);
+    await big.whenClosed();
+  });
 
   it('closes a connection announcing an absurd frame length', async () => {
     const c = await PostfixMilterClient.open(port);

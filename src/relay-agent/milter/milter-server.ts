@@ -2,8 +2,8 @@ import { Logger } from '@nestjs/common';
 import { Socket } from 'node:net';
 import { TcpListener } from '../../common/net/tcp-listener';
 import { milterMessages } from '../../modules/metrics/metrics';
-import { BodyHash, dkimSignature, privateKeyOf, SigningKey } from './dkim-signature';
-import { fromAddresses, printableDomain } from './from-header';
+import { BodyHash, dkimSignature, privateKeyOf, SIGNED_HEADERS, SigningKey } from './dkim-signature';
+import { FromProblem, parseFromHeader, printableDomain } from './from-header';
 import { MilterDecisions } from './milter-decisions';
 import {
   Action,
@@ -32,7 +32,7 @@ export interface MilterServerOptions {
   requireVerifiedDomain?: boolean;
   /** A frame announcing more than this closes the connection (Postfix sends body chunks of 65,535 bytes). */
   maxFrameBytes?: number;
-  /** Header bytes kept for signing, past which the message is refused. */
+  /** A message whose headers pass this many bytes closes the connection (Postfix then tempfails it). */
   maxHeaderBytes?: number;
 }
 
@@ -77,7 +77,7 @@ export class MilterServer extends TcpListener<MilterConnection> {
     super();
     this.options = {
       requireVerifiedDomain: options.requireVerifiedDomain ?? true,
-      maxFrameBytes: options.maxFrameBytes ?? 1024 * 1024,
+      maxFrameBytes: options.maxFrameBytes ?? 256 * 1024,
       maxHeaderBytes: options.maxHeaderBytes ?? 1024 * 1024,
     };
   }
@@ -96,7 +96,24 @@ type Outcome =
 
 /** Why the milter refused a message (the `reason` of `milter_messages_total`). */
 type MilterRefusal =
-  'header_too_big' | 'from_header_count' | 'from_without_address' | 'from_domain_not_verified';
+  | 'not_authenticated'
+  | 'account_refused'
+  | 'from_header_count'
+  | `from_${FromProblem}`
+  | 'from_domain_not_verified';
+
+/** The replies of the From: header forms no receiver can align (integrations.md "From alignment"). */
+const FROM_PROBLEM_REPLIES: Record<FromProblem, string> = {
+  no_address: '550 5.6.0 From header has no address',
+  group: '550 5.6.0 From header is a group, not a mailbox',
+  quoted_at: '550 5.6.0 From address has a quoted local part holding @',
+  display_name: '550 5.7.1 From display name names another address',
+};
+/** The forms judged whatever RELAY_REQUIRE_VERIFIED_DOMAIN says: a From: with no mailbox at all. */
+const STRUCTURAL_PROBLEMS: ReadonlySet<FromProblem> = new Set(['no_address']);
+
+/** The headers kept of a message: those signed (From among them); the others are only counted. */
+const KEPT_HEADERS: ReadonlySet<string> = new Set(SIGNED_HEADERS.map((name) => name.toLowerCase()));
 
 const ACCEPT: Outcome = { kind: 'accept' };
 const TEMPFAIL: Outcome = { kind: 'tempfail' };
@@ -105,14 +122,15 @@ const TEMPFAIL: Outcome = { kind: 'tempfail' };
 class Message {
   readonly headers: Array<{ name: string; value: string }> = [];
   headerBytes = 0;
-  tooBig = false;
   bodyHash: BodyHash | null;
   /** Decided from the envelope and headers at end of headers, while the body still arrives. */
   outcome: Promise<Outcome> | null = null;
   settled: Outcome | null = null;
 
   constructor(
-    /** Postfix's own mail (null sender, local submission): accepted as it is, nothing kept. */
+    /** The envelope sender (MAIL FROM without its brackets; '' for the null sender). */
+    readonly sender: string,
+    /** Mail Postfix makes itself (no SMTP client: pickup, notices): accepted as it is, nothing kept. */
     readonly asIs: boolean,
   ) {
     this.bodyHash = asIs ? null : new BodyHash();
@@ -266,9 +284,13 @@ class MilterConnection {
     return undefined;
   }
 
+  /**
+   * Every message an SMTP client submits is judged, the null sender's included (a bounce a
+   * client writes is still the client's mail); only Postfix's own has no client.
+   */
   private startMessage(mailFrom: string): Message {
     const sender = mailFrom.replace(/^<(.*)>$/, '$1').trim();
-    return new Message(sender === '' || this.clientAddress() === undefined);
+    return new Message(sender, this.clientAddress() === undefined);
   }
 
   /** The SMTP client's address; none for Postfix's own submissions (pickup, no real peer: port 0). */
@@ -285,14 +307,12 @@ class MilterConnection {
 
   private keepHeader(header: { name: string; value: string }): void {
     const message = this.currentMessage();
-    if (message.asIs || message.tooBig) return;
+    if (message.asIs) return;
     message.headerBytes += header.name.length + header.value.length + 4;
     if (message.headerBytes > this.options.maxHeaderBytes) {
-      message.tooBig = true;
-      message.headers.length = 0;
-      return;
+      throw new MilterProtocolError(`headers over ${this.options.maxHeaderBytes} bytes`);
     }
-    message.headers.push(header);
+    if (KEPT_HEADERS.has(header.name.toLowerCase())) message.headers.push(header);
   }
 
   private hash(chunk: Buffer): void {
@@ -312,14 +332,25 @@ class MilterConnection {
     );
   }
 
+  /**
+   * The company is the one the policy authorised for this session, by the same rule from the same
+   * facts: the SASL username, else the client address (the envelope sender deciding among
+   * companies sharing a network). The From: header never decides it; it must be a plain mailbox
+   * of a domain that company verified, and only that domain's key signs.
+   */
   private async outcomeOf(message: Message): Promise<Outcome> {
     if (message.asIs) return ACCEPT;
-    if (message.tooBig)
-      return {
-        kind: 'refuse',
-        reply: '552 5.3.4 Message header size exceeds limit',
-        reason: 'header_too_big',
-      };
+    const company = await this.decisions.sendingCompany({
+      relayUsername: this.macro('auth_authen'),
+      clientAddress: this.clientAddress(),
+      sender: message.sender,
+    });
+    if (company === null) {
+      return { kind: 'refuse', reply: '550 5.7.1 Authentication required', reason: 'not_authenticated' };
+    }
+    if (company.refusal !== null) {
+      return { kind: 'refuse', reply: `550 5.7.1 ${company.refusal}`, reason: 'account_refused' };
+    }
     const froms = message.headers.filter((h) => h.name.toLowerCase() === 'from');
     if (froms.length !== 1) {
       return {
@@ -328,30 +359,21 @@ class MilterConnection {
         reason: 'from_header_count',
       };
     }
-    const addresses = fromAddresses(froms[0].value);
-    if (addresses.length === 0) {
-      return {
-        kind: 'refuse',
-        reply: '550 5.6.0 From header has no address',
-        reason: 'from_without_address',
-      };
+    const from = parseFromHeader(froms[0].value);
+    if ('problem' in from) {
+      if (!this.options.requireVerifiedDomain && !STRUCTURAL_PROBLEMS.has(from.problem)) return ACCEPT;
+      return { kind: 'refuse', reply: FROM_PROBLEM_REPLIES[from.problem], reason: `from_${from.problem}` };
     }
-
-    const company = await this.decisions.companyOf({
-      relayUsername: this.macro('auth_authen'),
-      clientAddress: this.clientAddress(),
-      sender: addresses[0].address,
-    });
+    const { addresses } = from;
     const domains = [...new Set(addresses.map((a) => a.domain).filter((d): d is string => d !== null))];
     const owners = new Map(
       await Promise.all(domains.map(async (d) => [d, await this.decisions.ownerOf(d)] as const)),
     );
-    const foreign = addresses.find(
-      (a) => company === null || a.domain === null || owners.get(a.domain) !== company.id,
-    );
-    if (foreign !== undefined && this.options.requireVerifiedDomain) {
+    const foreign = addresses.find((a) => a.domain === null || owners.get(a.domain) !== company.id);
+    if (foreign !== undefined) {
+      if (!this.options.requireVerifiedDomain) return ACCEPT;
       const shown = printableDomain(foreign.domain ?? foreign.written);
-      this.logger.log(`Milter refused From domain ${shown} (company ${company?.id ?? 'none'})`);
+      this.logger.log(`Milter refused From domain ${shown} (company ${company.id})`);
       return {
         kind: 'refuse',
         reply: `550 5.7.1 From domain ${shown} is not verified for this account`,
@@ -359,8 +381,7 @@ class MilterConnection {
       };
     }
 
-    const domain = addresses[0].domain;
-    if (!company || domain === null || owners.get(domain) !== company.id) return ACCEPT;
+    const domain = addresses[0].domain as string;
     const key = await this.decisions.signingKey(domain);
     if (!key) {
       this.logger.error(`No DKIM key for the verified domain ${domain}: tempfail`);
