@@ -27,7 +27,8 @@ export class RelayMilterDecisions implements MilterDecisions {
     const status = deriveRelayStatus(attribution.company, new Date());
     return {
       id: attribution.company.id,
-      refusal: status === 'suspended' ? 'account suspended' : status === 'no_package' ? 'no active package' : null,
+      refusal:
+        status === 'suspended' ? 'account suspended' : status === 'no_package' ? 'no active package' : null,
     };
   }
 
