@@ -17,8 +17,8 @@ import { splitTxt, TestDnsServer } from './support/dns-server';
 import { bearer, createActiveUser, createAdmin } from './support/factories';
 import {
   flushQueue,
-  POSTFIX_LOG,
   postfixAvailable,
+  postfixLogFile,
   startPostfix,
   stopPostfix,
   swaks,
@@ -252,7 +252,7 @@ if (!available.ok) {
   }, 60_000);
 
   it('logs what it did to its own log file (for the log shipper)', () => {
-    const log = readFileSync(POSTFIX_LOG, 'utf8');
+    const log = readFileSync(postfixLogFile(), 'utf8');
     expect(log).toMatch(
       /postfix\/smtp\[\d+\]: [0-9A-F]+: to=<jo@example\.net>, relay=127\.0\.0\.1\[127\.0\.0\.1\]:\d+, .*status=sent/,
     );
@@ -273,7 +273,7 @@ if (!available.ok) {
         .post('/api/v1/callback-raw-log')
         .set('x-api-key', LOG_SHIPPER_KEY)
         .set('content-type', 'text/plain')
-        .send(readFileSync(POSTFIX_LOG, 'utf8'))
+        .send(readFileSync(postfixLogFile(), 'utf8'))
         .expect(200);
     const recordOf = async (recipient: string) => {
       const res = await t
@@ -287,7 +287,7 @@ if (!available.ok) {
     async function logged(pattern: RegExp): Promise<RegExpExecArray> {
       const deadline = Date.now() + 30_000;
       while (Date.now() < deadline) {
-        const found = pattern.exec(readFileSync(POSTFIX_LOG, 'utf8'));
+        const found = pattern.exec(readFileSync(postfixLogFile(), 'utf8'));
         if (found) return found;
         flushQueue();
         await new Promise((r) => setTimeout(r, 250));

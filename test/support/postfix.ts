@@ -1,32 +1,70 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { connect } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /**
- * A stock Postfix on this machine (see ../shared/postfix.md), configured with `postconf -e` for
- * one test: loopback only, every recipient relayed to `relayPort` on loopback, and the relay
- * restrictions delegated to the policy service on `policyPort`.
+ * A private Postfix instance per test run (../shared/postfix.md, "A private instance for
+ * tests"): its own configuration, queue and data folders in a temporary folder, its own log
+ * file under /var/log and its own port on 127.0.0.1. The machine's own Postfix (/etc/postfix,
+ * /var/spool/postfix, port 25) is never touched, whether it runs or not. Loopback only, every
+ * recipient relayed to `relayPort` on loopback, and the relay restrictions delegated to the
+ * policy service on `policyPort`.
  */
-export const POSTFIX_LOG = '/var/log/postfix.log';
+interface Instance {
+  /** The temporary folder: etc/, spool/ and lib/. */
+  dir: string;
+  configDir: string;
+  port: number;
+  logFile: string;
+  started: boolean;
+}
+
+let instance: Instance | undefined;
+
+/** The log file of the running instance (Postfix writes it through `maillog_file`). */
+export function postfixLogFile(): string {
+  if (!instance) throw new Error('no Postfix instance runs: call startPostfix first');
+  return instance.logFile;
+}
+
+/** The port the running instance's smtpd listens on (127.0.0.1). */
+export function postfixPort(): number {
+  if (!instance) throw new Error('no Postfix instance runs: call startPostfix first');
+  return instance.port;
+}
 
 /** Postfix and swaks are installed (`.ci/run` installs them) and we may run them (root). */
 export function postfixAvailable(): { ok: true } | { ok: false; why: string } {
-  for (const program of ['postfix', 'postconf', 'swaks']) {
+  for (const program of ['postfix', 'postconf', 'postqueue', 'swaks']) {
     if (spawnSync('which', [program]).status !== 0) return { ok: false, why: `${program} is not installed` };
   }
-  if (process.getuid?.() !== 0) return { ok: false, why: 'Postfix listens on port 25, which needs root' };
+  if (!existsSync('/etc/postfix/master.cf')) return { ok: false, why: '/etc/postfix/master.cf is missing' };
+  if (process.getuid?.() !== 0) {
+    return {
+      ok: false,
+      why: 'a private Postfix instance needs root (its folders belong to the postfix user)',
+    };
+  }
   return { ok: true };
 }
 
 /**
- * `saslPort` and `milterPort`: the relay agent's SMTP AUTH and milter listeners, with the
- * main.cf lines the README gives (AUTH without TLS here: loopback only).
+ * Starts a private instance. `saslPort` and `milterPort`: the relay agent's SMTP AUTH and milter
+ * listeners, with the main.cf lines the README gives (AUTH without TLS here: loopback only).
+ * `extra`: main.cf settings added to, or overriding, the ones below (e.g.
+ * `smtp_line_length_limit`).
  */
 export async function startPostfix(options: {
   policyPort: number;
   relayPort: number;
   saslPort?: number;
   milterPort?: number;
+  extra?: Record<string, string>;
 }): Promise<void> {
+  if (instance) stopPostfix();
   const agent: Record<string, string> = {};
   if (options.saslPort) {
     Object.assign(agent, {
@@ -45,55 +83,82 @@ export async function startPostfix(options: {
       local_header_rewrite_clients: 'permit_mynetworks, permit_sasl_authenticated',
     });
   }
-  // main.cf keeps what an earlier run wrote: the agent's lines are set or removed each time.
-  const agentNames = [
-    'smtpd_sasl_type',
-    'smtpd_sasl_path',
-    'smtpd_sasl_auth_enable',
-    'smtpd_tls_auth_only',
-    'smtpd_milters',
-    'non_smtpd_milters',
-    'milter_default_action',
-    'disable_mime_output_conversion',
-    'local_header_rewrite_clients',
-  ];
-  const unset = agentNames.filter((name) => !(name in agent));
-  if (unset.length) spawnSync('postconf', ['-X', ...unset]);
-  postconf({
-    ...agent,
-    // The relay agent's test sends a 25 MB message.
-    message_size_limit: '30000000',
-    maillog_file: POSTFIX_LOG,
-    relayhost: `[127.0.0.1]:${options.relayPort}`,
-    mynetworks: '127.0.0.0/8',
-    inet_interfaces: 'loopback-only',
-    inet_protocols: 'ipv4',
-    myhostname: 'relay.test',
-    mydestination: '',
-    smtp_tls_security_level: 'none',
-    compatibility_level: '3.6',
-    smtpd_relay_restrictions: `check_policy_service inet:127.0.0.1:${options.policyPort}, reject`,
-    // One recipient of an open transaction refused by Postfix itself: logged as `QID: reject: RCPT`.
-    smtpd_recipient_restrictions: 'reject_non_fqdn_recipient',
-    // Answers of the policy service are not cached between tests' messages.
-    smtpd_policy_service_reuse_count_limit: '1',
-  });
-  const running = spawnSync('postfix', ['status']).status === 0;
-  // A restart rather than a reload: inet_interfaces changes need one.
-  if (running) execFileSync('postfix', ['stop'], { stdio: 'ignore' });
-  // An empty queue: mail an earlier run left deferred would reach this run's sink first.
-  spawnSync('postsuper', ['-d', 'ALL'], { stdio: 'ignore' });
-  execFileSync('postfix', ['start'], { stdio: 'ignore' });
-  await waitForPort(25);
+  const runId = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  const dir = mkdtempSync(join(tmpdir(), 'postfix-test-'));
+  const current: Instance = {
+    dir,
+    configDir: join(dir, 'etc'),
+    port: await freePort(),
+    // maillog_file must stay under /var/log: another prefix makes `postfix check` fail.
+    logFile: `/var/log/postfix-test-${runId}.log`,
+    started: false,
+  };
+  instance = current;
+  try {
+    // The postfix user must be able to traverse the folder, and own data_directory.
+    chmodSync(dir, 0o755);
+    for (const sub of ['etc', 'spool', 'lib']) mkdirSync(join(dir, sub));
+    execFileSync('chown', ['postfix', join(dir, 'lib')]);
+    // master.cf as installed, with the smtp inet service moved from port 25 to ours.
+    const master = readFileSync('/etc/postfix/master.cf', 'utf8');
+    const moved = master.replace(/^smtp(\s+inet\s)/m, `${current.port}$1`);
+    if (moved === master) throw new Error('/etc/postfix/master.cf has no "smtp inet" service to move');
+    writeFileSync(join(current.configDir, 'master.cf'), moved);
+    const settings: Record<string, string> = {
+      compatibility_level: '3.6',
+      queue_directory: join(dir, 'spool'),
+      data_directory: join(dir, 'lib'),
+      multi_instance_name: 'postfix-test',
+      // Lines named as the stock Postfix names them (`postfix/smtpd[…]`), not after the instance.
+      syslog_name: 'postfix',
+      maillog_file: current.logFile,
+      inet_interfaces: '127.0.0.1',
+      inet_protocols: 'ipv4',
+      myhostname: 'relay.test',
+      mydestination: '',
+      // No local delivery: without this, smtpd warns that NIS is not set up.
+      alias_maps: '',
+      relayhost: `[127.0.0.1]:${options.relayPort}`,
+      mynetworks: '127.0.0.0/8',
+      smtp_tls_security_level: 'none',
+      // The relay agent's test sends a 25 MB message.
+      message_size_limit: '30000000',
+      smtpd_relay_restrictions: `check_policy_service inet:127.0.0.1:${options.policyPort}, reject`,
+      // One recipient of an open transaction refused by Postfix itself: logged as `QID: reject: RCPT`.
+      smtpd_recipient_restrictions: 'reject_non_fqdn_recipient',
+      // Answers of the policy service are not cached between tests' messages.
+      smtpd_policy_service_reuse_count_limit: '1',
+      ...agent,
+      ...options.extra,
+    };
+    writeFileSync(
+      join(current.configDir, 'main.cf'),
+      Object.entries(settings)
+        .map(([name, value]) => `${name} = ${value}\n`)
+        .join(''),
+    );
+    execFileSync('postfix', ['-c', current.configDir, 'start'], { stdio: 'pipe' });
+    current.started = true;
+    await waitForPort(current.port);
+  } catch (error) {
+    stopPostfix();
+    throw error;
+  }
 }
 
+/** Stops the private instance and removes its folder and its log file. */
 export function stopPostfix(): void {
-  if (spawnSync('postfix', ['status']).status === 0) execFileSync('postfix', ['stop'], { stdio: 'ignore' });
+  const current = instance;
+  if (!current) return;
+  instance = undefined;
+  if (current.started) spawnSync('postfix', ['-c', current.configDir, 'stop'], { stdio: 'ignore' });
+  rmSync(current.dir, { recursive: true, force: true });
+  rmSync(current.logFile, { force: true });
 }
 
-/** Asks Postfix to deliver its queue now instead of at its next scan. */
+/** Asks the instance to deliver its queue now instead of at its next scan. */
 export function flushQueue(): void {
-  spawnSync('postqueue', ['-f']);
+  if (instance) spawnSync('postqueue', ['-c', instance.configDir, '-f']);
 }
 
 export interface SwaksResult {
@@ -103,7 +168,7 @@ export interface SwaksResult {
 }
 
 /**
- * Sends one message with swaks to Postfix on 127.0.0.1:25 (`to`: one address, or several
+ * Sends one message with swaks to the private instance on 127.0.0.1 (`to`: one address, or several
  * separated by commas; `extra`: more swaks options). Asynchronous on purpose: the policy
  * server answering Postfix may run in this very process.
  */
@@ -111,7 +176,7 @@ export function swaks(from: string, to: string, subject: string, extra: string[]
   return new Promise((resolve, reject) => {
     const child = spawn('swaks', [
       '--server',
-      '127.0.0.1:25',
+      `127.0.0.1:${postfixPort()}`,
       '--from',
       from,
       '--to',
@@ -132,9 +197,16 @@ export function swaks(from: string, to: string, subject: string, extra: string[]
   });
 }
 
-function postconf(settings: Record<string, string>): void {
-  execFileSync('postconf', ['-e', ...Object.entries(settings).map(([k, v]) => `${k}=${v}`)], {
-    stdio: 'ignore',
+/** A port nothing listens on now (the kernel's pick), for the instance's smtpd. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => (port ? resolve(port) : reject(new Error('no free port'))));
+    });
   });
 }
 
