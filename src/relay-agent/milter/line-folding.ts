@@ -158,6 +158,10 @@ export function foldText(text: Buffer, limit: number, options: LineFoldingOption
 }
 
 /** A header block (`Name: value` lines and their continuation lines, CRLF) as Postfix sends it. */
-export function foldHeaderBlock(block: Buffer, limit: number, recordLimit = POSTFIX_LINE_LENGTH_LIMIT): Buffer {
+export function foldHeaderBlock(
+  block: Buffer,
+  limit: number,
+  recordLimit = POSTFIX_LINE_LENGTH_LIMIT,
+): Buffer {
   return foldText(block, limit, { recordLimit, part: 'header' });
 }
