@@ -430,6 +430,44 @@ describe('who sent it: identity only from the client line Postfix writes', () =>
       'client=h[1.2.3.4], orig_queue_id=9F1A2B3C4D, orig_client=out.acme.test[198.51.100.7]',
       { clientHost: 'h', clientIp: '1.2.3.4' },
     ],
+    // sasl_sender= is the raw AUTH= parameter of MAIL FROM (issue 29 item 4): the username is the
+    // first sasl_username=, right after sasl_method=; sasl_sender runs to the end of the line.
+    [
+      // MAIL FROM:<x@A> AUTH=x,sasl_username=r-B from a client authenticated as r-A.
+      'client=h[1.2.3.4], sasl_method=PLAIN, sasl_username=r-A, sasl_sender=x,sasl_username=r-B',
+      { clientHost: 'h', clientIp: '1.2.3.4', saslMethod: 'PLAIN', saslUsername: 'r-A' },
+    ],
+    [
+      // MAIL FROM:<> AUTH=a=b from a client without AUTH (allowed by its IP).
+      'client=h[1.2.3.4], sasl_sender=a=b',
+      { clientHost: 'h', clientIp: '1.2.3.4' },
+    ],
+    [
+      'client=h[1.2.3.4], sasl_method=LOGIN, sasl_username=r-A, sasl_sender=x, sasl_username=r-B',
+      { clientHost: 'h', clientIp: '1.2.3.4', saslMethod: 'LOGIN', saslUsername: 'r-A' },
+    ],
+    ['client=h[1.2.3.4], sasl_sender=x, sasl_username=r-B', { clientHost: 'h', clientIp: '1.2.3.4' }],
+    [
+      'client=h[1.2.3.4], sasl_sender=, sasl_method=PLAIN, sasl_username=r-B',
+      { clientHost: 'h', clientIp: '1.2.3.4' },
+    ],
+    [
+      'client=h[1.2.3.4], sasl_method=PLAIN, sasl_username=r-A, sasl_sender=a=b,c, orig_queue_id=9F1A2B3C4D, orig_client=out.acme.test[198.51.100.7]',
+      { clientHost: 'h', clientIp: '1.2.3.4', saslMethod: 'PLAIN', saslUsername: 'r-A' },
+    ],
+    [
+      'client=mail.acme.test[2001:db8::25]:41234, sasl_method=PLAIN, sasl_username=r-A, sasl_sender=x=, sasl_username=r-B',
+      {
+        clientHost: 'mail.acme.test',
+        clientIp: '2001:db8::25',
+        saslMethod: 'PLAIN',
+        saslUsername: 'r-A',
+      },
+    ],
+    [
+      'client=unknown[2001:DB8::9], sasl_sender=<>=sasl_username=r-B',
+      { clientHost: 'unknown', clientIp: '2001:db8::9' },
+    ],
   ])('QID: %s', (text, identity) => {
     expect(message(`postfix/smtpd[1]: AB12CD34EF: ${text}`)).toEqual({
       kind: 'client',
@@ -498,6 +536,11 @@ describe('who sent it: identity only from the client line Postfix writes', () =>
       'client=h[1.2.3.4]; sasl_username=r-victim',
       'client=h [1.2.3.4], sasl_username=r-victim',
       'x client=h[1.2.3.4], sasl_username=r-victim',
+      // sasl_username= only right after sasl_method=, as Postfix writes it.
+      'client=h[1.2.3.4], sasl_username=r-victim',
+      'client=h[1.2.3.4], orig_queue_id=9F1A2B3C4D, sasl_username=r-victim',
+      'client=h[1.2.3.4], sasl_method=PLAIN, sasl_username=r-A, sasl_username=r-victim',
+      'client=h[1.2.3.4], sasl_method=PLAIN, sasl_username=r-A, r-victim',
     ])
       expect([text, message(`postfix/smtpd[1]: AB12CD34EF: ${text}`)]).toEqual([text, null]);
   });

@@ -152,15 +152,20 @@ export function parsePostfixMessage(program: string, message: string): PostfixEv
 }
 
 /**
- * `client=host[ip]` with what Postfix appends (smtpd.c, `mail_open_stream`): `, sasl_method=M,
- * sasl_username=U`, `, sasl_sender=S` (xtext: no `=` or space), `, orig_queue_id=Q,
- * orig_client=host[ip]` (XFORWARD). The one line that says who sent a queue (integrations.md
- * "Who sent it"): its host is a checked DNS name or `unknown`, the rest Postfix's own, and it
- * must be the whole message, so a `client=` or `sasl_username=` an SMTP client wrote elsewhere
- * is never read.
+ * `client=host[ip]` with what Postfix appends (smtpd.c, `mail_open_stream`), in this order: `,
+ * sasl_method=M, sasl_username=U`, `, sasl_sender=S`, `, orig_queue_id=Q, orig_client=host[ip]`
+ * (XFORWARD). The one line that says who sent a queue (integrations.md "Who sent it"): its host is a checked DNS
+ * name or `unknown`, the rest Postfix's own, and it must be the whole message, so a `client=` or
+ * `sasl_username=` an SMTP client wrote elsewhere is never read.
+ *
+ * The username is the first `sasl_username=` field, the one right after `sasl_method=` (relay
+ * usernames hold no `,` and no space). `sasl_sender=` is the raw `AUTH=` parameter of the
+ * client's MAIL FROM: any printable characters, `=`, `,` and `, sasl_username=…` included; it is
+ * the last field we read and runs to the end of the line (XFORWARD fields after it included), never
+ * read as identity.
  */
 const CLIENT_LINE =
-  /^client=([^\s[\]]+)\[([^\s[\]]+)\](?::\d+)?(?:, sasl_method=([^\s,]+))?(?:, sasl_username=(.+?))?(?:, sasl_sender=[^\s=]*)?(?:, orig_queue_id=[^\s,]+)?(?:, orig_client=\S+)?$/s;
+  /^client=([^\s[\]]+)\[([^\s[\]]+)\](?::\d+)?(?:, sasl_method=([^\s,]+)(?:, sasl_username=([^\s,]+))?)?(?:, sasl_sender=.*|(?:, orig_queue_id=[^\s,]+)?(?:, orig_client=\S+)?)$/s;
 
 function clientLine(queueId: string, text: string): PostfixEvent | null {
   const m = CLIENT_LINE.exec(text);
