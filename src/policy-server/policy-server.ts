@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Socket } from 'node:net';
 import { PipelinedConnection } from '../common/net/pipelined-connection';
-import { TcpListener } from '../common/net/tcp-listener';
+import { TcpListener, TcpListenerOptions } from '../common/net/tcp-listener';
 import type { RelayDecision, RelayQuery } from '../modules/internal/relay-decision';
 import {
   formatReply,
@@ -16,7 +16,7 @@ export type Decide = (
   query: RelayQuery,
 ) => Promise<Pick<RelayDecision, 'action'> & Partial<Pick<RelayDecision, 'rejectedRecipients'>>>;
 
-export interface PolicyServerOptions {
+export interface PolicyServerOptions extends TcpListenerOptions {
   /** Requests read but not answered, past which the connection is not read until they are. */
   maxPending?: number;
 }
@@ -39,7 +39,7 @@ export class PolicyServer extends TcpListener<PolicyConnection> {
     private readonly decide: Decide,
     options: PolicyServerOptions = {},
   ) {
-    super();
+    super(options);
     this.maxPending = options.maxPending ?? 64;
   }
 

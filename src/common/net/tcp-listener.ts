@@ -1,19 +1,53 @@
+import { Logger } from '@nestjs/common';
 import { AddressInfo, createServer, Socket } from 'node:net';
+
+export interface TcpListenerOptions {
+  /**
+   * Connections open at once, past which a new one is closed as soon as it is accepted, before
+   * anything is read from it or allocated for it (quality.md: at most 1,000 a port). Postfix
+   * needs one per smtpd process (default_process_limit 100).
+   */
+  maxConnections?: number;
+}
+
+export const DEFAULT_MAX_CONNECTIONS = 1000;
+
+/** Connections refused past the limit are logged at most this often (a flood logs one line a minute). */
+const REFUSED_LOG_INTERVAL_MS = 60_000;
 
 /**
  * A TCP server of the relay agent (policy, SMTP AUTH, milter): listening, and closing with the
  * connections it holds. Each subclass makes a connection of a socket; `close()` asks every open
- * one to end once it has answered what it has read.
+ * one to end once it has answered what it has read. At most `maxConnections` are open at once.
  */
 export abstract class TcpListener<Connection extends { end(): void }> {
+  readonly maxConnections: number;
   private readonly open = new Set<Connection>();
   private readonly server = createServer((socket) => {
     const connection = this.accept(socket);
     this.open.add(connection);
     socket.on('close', () => this.open.delete(connection));
   });
+  private readonly limitLogger = new Logger('TcpListener');
+  private refused = 0;
+  private refusedLoggedAt = -Infinity;
+
+  constructor(options: TcpListenerOptions = {}) {
+    this.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    if (!Number.isSafeInteger(this.maxConnections) || this.maxConnections < 1) {
+      throw new RangeError(`maxConnections must be a positive integer, not ${this.maxConnections}`);
+    }
+    // Node closes the handle of a connection past the limit itself, before any Socket exists.
+    this.server.maxConnections = this.maxConnections;
+    this.server.on('drop', () => this.dropped());
+  }
 
   protected abstract accept(socket: Socket): Connection;
+
+  /** Connections open now. */
+  get connections(): number {
+    return this.open.size;
+  }
 
   /** Listens on `port` (0: any free one) of `host`; answers the port. */
   async listen(port: number, host = '127.0.0.1'): Promise<number> {
@@ -46,5 +80,16 @@ export abstract class TcpListener<Connection extends { end(): void }> {
   close(): Promise<void> {
     for (const connection of this.open) connection.end();
     return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private dropped(): void {
+    this.refused += 1;
+    const now = performance.now();
+    if (now - this.refusedLoggedAt < REFUSED_LOG_INTERVAL_MS) return;
+    this.limitLogger.warn(
+      `${this.constructor.name}: ${this.refused} connection(s) closed at once: ${this.maxConnections} already open`,
+    );
+    this.refused = 0;
+    this.refusedLoggedAt = now;
   }
 }

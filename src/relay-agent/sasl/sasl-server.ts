@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { Socket } from 'node:net';
 import { PipelinedConnection } from '../../common/net/pipelined-connection';
-import { TcpListener } from '../../common/net/tcp-listener';
+import { TcpListener, TcpListenerOptions } from '../../common/net/tcp-listener';
 import {
   failLine,
   handshake,
@@ -17,7 +17,7 @@ import {
 /** The canonical username on success, null on failure; throws when it cannot decide. */
 export type Authenticate = (attempt: Omit<SaslCredentials, 'id'>) => Promise<string | null>;
 
-export interface SaslServerOptions {
+export interface SaslServerOptions extends TcpListenerOptions {
   /** An answer not decided within this closes the connection (Postfix gives up after 10 s). */
   answerTimeoutMs?: number;
   /** Requests read but not answered, past which the connection is not read until they are. */
@@ -41,7 +41,7 @@ export class SaslServer extends TcpListener<SaslConnection> {
     private readonly authenticate: Authenticate,
     options: SaslServerOptions = {},
   ) {
-    super();
+    super(options);
     this.answerTimeoutMs = options.answerTimeoutMs ?? 2_000;
     this.maxPending = options.maxPending ?? 64;
   }
@@ -67,7 +67,7 @@ class SaslConnection extends PipelinedConnection {
     socket: Socket,
     private readonly authenticate: Authenticate,
     private readonly logger: Logger,
-    private readonly options: Required<SaslServerOptions>,
+    private readonly options: Required<Pick<SaslServerOptions, 'answerTimeoutMs' | 'maxPending'>>,
   ) {
     super(socket, options.maxPending);
   }
