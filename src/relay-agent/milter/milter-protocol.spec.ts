@@ -5,6 +5,7 @@ import {
   encodeFrame,
   FrameReader,
   insertHeader,
+  MAX_MILTER_FRAME_BYTES,
   MilterProtocolError,
   replyCode,
 } from './milter-protocol';
@@ -32,6 +33,23 @@ describe('milter codec', () => {
       expect(got).toEqual(['O:12', 'D:36', 'B:65535', 'E:0']);
       expect(reader.pending).toBe(0);
     }
+  });
+
+  it('takes frames up to 256 KiB by default and refuses one announcing more from its 4 length bytes', () => {
+    expect(MAX_MILTER_FRAME_BYTES).toBe(256 * 1024);
+    const reader = new FrameReader();
+    // Postfix's largest frame: a body chunk of 65,535 bytes.
+    reader.push(encodeFrame('B', Buffer.alloc(65535, 0x61)));
+    expect(reader.next()?.data.length).toBe(65535);
+    const atLimit = Buffer.alloc(4);
+    atLimit.writeUInt32BE(MAX_MILTER_FRAME_BYTES, 0);
+    reader.push(atLimit);
+    expect(reader.next()).toBeNull();
+    const past = new FrameReader();
+    const announced = Buffer.alloc(4);
+    announced.writeUInt32BE(1_000_000, 0);
+    past.push(announced);
+    expect(() => past.next()).toThrow(new MilterProtocolError('frame length 1000000 outside 1..262144'));
   });
 
   it('refuses a zero or absurd length before reading the data', () => {

@@ -73,6 +73,14 @@ export const MILTER_VERSION = 6;
 
 export class MilterProtocolError extends Error {}
 
+/**
+ * The largest frame the agent takes (quality.md: a frame over 256 KiB closes the connection).
+ * Postfix's largest is a body chunk of 65,535 bytes plus its command byte; a header frame is
+ * bounded by header_size_limit (100 KiB). The length is checked as soon as its 4 bytes arrive,
+ * so a client announcing more costs the agent nothing.
+ */
+export const MAX_MILTER_FRAME_BYTES = 256 * 1024;
+
 export interface Frame {
   command: string;
   data: Buffer;
@@ -86,7 +94,7 @@ export class FrameReader {
   private readonly chunks: Buffer[] = [];
   private buffered = 0;
 
-  constructor(private readonly maxFrameBytes: number) {}
+  constructor(private readonly maxFrameBytes: number = MAX_MILTER_FRAME_BYTES) {}
 
   push(chunk: Buffer): void {
     if (chunk.length === 0) return;
