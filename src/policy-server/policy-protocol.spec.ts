@@ -5,6 +5,7 @@ import {
   MAX_REQUEST_BYTES,
   PolicyProtocolError,
   PolicyRequestParser,
+  RELAY_QUERY_ATTRIBUTES,
   toRelayQuery,
 } from './policy-protocol';
 
@@ -54,7 +55,8 @@ describe('PolicyRequestParser', () => {
   });
 
   it('keeps `=` inside values and empty values, and ignores lines without `=`', () => {
-    const [request] = take(new PolicyRequestParser(), 'ccert_subject=CN=a=b\nsender=\nnonsense\n\n');
+    const parser = new PolicyRequestParser(['ccert_subject', 'sender']);
+    const [request] = take(parser, 'ccert_subject=CN=a=b\nsender=\nnonsense\n\n');
     expect(request.get('ccert_subject')).toBe('CN=a=b');
     expect(request.get('sender')).toBe('');
     expect(request.has('nonsense')).toBe(false);
@@ -68,6 +70,38 @@ describe('PolicyRequestParser', () => {
     expect(() => {
       for (let i = 0; i < 2000; i++) take(parser, `name${i}=${'y'.repeat(40)}\n`);
     }).toThrow(PolicyProtocolError);
+  });
+
+  it('keeps only the attributes the relay decision reads, however many names a request has', () => {
+    const names = Array.from({ length: 8000 }, (_, i) => `n${i}=\n`).join('');
+    expect(names.length).toBeLessThan(MAX_REQUEST_BYTES);
+    const [request] = take(new PolicyRequestParser(), `${names}${RCPT}`);
+    expect([...request.keys()].sort()).toEqual([...RELAY_QUERY_ATTRIBUTES].sort());
+    // A request of attributes the decision does not read is a request, not an empty one (DUNNO).
+    const [unread] = take(new PolicyRequestParser(), 'protocol_name=ESMTP\ninstance=1.2\n\n');
+    expect(unread.size).toBe(0);
+    expect(toRelayQuery(unread)).toBeNull();
+  });
+
+  it('decodes UTF-8 split across chunks inside a character', () => {
+    const bytes = Buffer.from('sender=jos\u00e9@acme.test\n\n', 'utf8');
+    const at = bytes.indexOf(0xc3) + 1;
+    const parser = new PolicyRequestParser();
+    parser.push(bytes.subarray(0, at));
+    expect(parser.next()).toBeNull();
+    parser.push(bytes.subarray(at));
+    expect(parser.next()?.get('sender')).toBe('jos\u00e9@acme.test');
+  });
+
+  it('counts a line that never ends against the limit as its bytes come, one byte at a time or not', () => {
+    const parser = new PolicyRequestParser();
+    parser.push('sender=');
+    expect(() => {
+      for (let i = 0; i < MAX_REQUEST_BYTES; i++) {
+        parser.push('x');
+        parser.next();
+      }
+    }).toThrow(new PolicyProtocolError('Policy request too large'));
   });
 
   it('refuses an empty request: an empty line ends a request only after an attribute', () => {

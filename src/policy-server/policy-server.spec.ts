@@ -94,6 +94,26 @@ describe('PolicyServer over TCP on loopback', () => {
     await c.until(c.isClosed);
     expect(c.isClosed()).toBe(true);
   });
+
+  it('holds at most maxConnections connections (default 1,000): one more is closed at once', async () => {
+    expect(server.maxConnections).toBe(1000);
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const small = new PolicyServer(() => Promise.resolve({ action: 'OK' }), { maxConnections: 2 });
+    const smallPort = await small.listen(0);
+    try {
+      const held = [await client(smallPort), await client(smallPort)];
+      const past = await client(smallPort);
+      await past.until(past.isClosed);
+      held[0].socket.write(request({ sasl_username: 'r-ok', recipient: 'a@b.c' }));
+      await held[0].until(() => held[0].replies.length === 1);
+      expect(held[0].replies).toEqual(['action=OK']);
+      expect(warn).toHaveBeenCalledTimes(1);
+      for (const c of held) c.socket.destroy();
+    } finally {
+      warn.mockRestore();
+      await small.close();
+    }
+  });
 });
 
 describe('PolicyServer back-pressure', () => {

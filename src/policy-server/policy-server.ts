@@ -25,8 +25,8 @@ export interface PolicyServerOptions extends TcpListenerOptions {
 const IDLE_TIMEOUT_MS = 330_000;
 
 /**
- * Postfix's policy delegation protocol over TCP: any number of connections, each carrying
- * requests one after another; every request gets `action=…`, in order. A request the service
+ * Postfix's policy delegation protocol over TCP: up to maxConnections (1,000) connections, each
+ * carrying requests one after another; every request gets `action=…`, in order. A request the service
  * cannot judge gets `DUNNO`; an empty request, an oversized one or an internal error closes the
  * connection, so Postfix applies its own default. A connection whose client does not read its
  * replies is not read either (at most maxPending requests wait), so it cannot stall the others.
@@ -44,7 +44,6 @@ export class PolicyServer extends TcpListener<PolicyConnection> {
   }
 
   protected accept(socket: Socket): PolicyConnection {
-    socket.setEncoding('utf8');
     socket.setTimeout(IDLE_TIMEOUT_MS, () => socket.destroy());
     return new PolicyConnection(socket, this.decide, this.logger, this.maxPending);
   }
@@ -63,7 +62,7 @@ class PolicyConnection extends PipelinedConnection {
     super(socket, maxPending);
   }
 
-  protected received(chunk: string): void {
+  protected received(chunk: Buffer): void {
     this.parser.push(chunk);
   }
 
