@@ -263,7 +263,11 @@ describe('Sender domains (/api/v1/domains, /api/v1/admins/domains)', () => {
         .http()
         .post('/api/internal/relay-status')
         .set('x-api-key', API_KEY)
-        .send({ sender: 'news@GOOD.test', recipients: ['jo@example.net'] })
+        .send({
+          relayUsername: company.relayUsername,
+          sender: 'news@GOOD.test',
+          recipients: ['jo@example.net'],
+        })
         .expect(200);
       expect(decision.body.data).toMatchObject({
         allowed: true,

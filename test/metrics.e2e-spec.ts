@@ -573,14 +573,16 @@ describe('The relay agent: /health and /metrics on AGENT_HTTP_PORT', () => {
   });
 
   it('counts the messages the milter refuses, by reason', async () => {
-    const refusal = async (headers: Array<[string, string]>) => {
+    // A paid company the agent knows by its relay username, without the domain its From: names.
+    const sender = await createPaidCompany(t);
+    const refusal = async (headers: Array<[string, string]>, authUser: string = sender.relayUsername) => {
       const client = await PostfixMilterClient.open(agent.ports.milter!);
       try {
         await client.negotiate();
         await client.connectEvent();
         const replies = await client.message({
           mailFrom: '<news@acme.example>',
-          authUser: 'r-nobody77',
+          authUser,
           headers,
           body: 'hi\r\n',
         });
@@ -601,9 +603,17 @@ describe('The relay agent: /health and /metrics on AGENT_HTTP_PORT', () => {
         ['From', 'other@acme.example'],
       ]),
     ).toMatch(/^550 5\.6\.0 Message has 2 From headers/);
+    expect(await refusal([['From', 'news@acme.example']], 'r-nobody77')).toBe(
+      '550 5.7.1 Authentication required',
+    );
+    expect(await refusal([['From', '"ceo@bank.example" <news@acme.example>']])).toBe(
+      '550 5.7.1 From display name names another address',
+    );
     const after = await scrape();
     expect(refused(after, 'from_domain_not_verified') - refused(before, 'from_domain_not_verified')).toBe(1);
     expect(refused(after, 'from_header_count') - refused(before, 'from_header_count')).toBe(1);
+    expect(refused(after, 'not_authenticated') - refused(before, 'not_authenticated')).toBe(1);
+    expect(refused(after, 'from_display_name') - refused(before, 'from_display_name')).toBe(1);
     expect(after.value('milter_messages_total', { outcome: 'signed' })).toBe(
       before.value('milter_messages_total', { outcome: 'signed' }),
     );

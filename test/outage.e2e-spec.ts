@@ -343,7 +343,7 @@ describe('Outage of PostgreSQL and Redis, survived (e2e)', () => {
       const milter = await milterAnswer(ports.milter);
       expect(milter).toEqual({
         command: 'y',
-        text: '550 5.7.1 From domain outage.example is not verified for this account',
+        text: '550 5.7.1 Authentication required',
       });
       // The agent's LISTEN connection is back, and its caches forgot what they held before.
       await reconnected.wait;

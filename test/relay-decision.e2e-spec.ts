@@ -1,6 +1,7 @@
 import { Repository } from 'typeorm';
 import { CompanyRelayLookup } from '../src/modules/companies/company-relay-lookup';
 import { Company } from '../src/modules/companies/entities/company.entity';
+import { Domain } from '../src/modules/domains/entities/domain.entity';
 import { RelayDecisionService } from '../src/modules/internal/relay-decision.service';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
 import { bearer, createActiveUser, createAdmin, CreatedAdmin, expectFailure } from './support/factories';
@@ -219,6 +220,102 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
     });
   });
 
+  describe('who may relay: SMTP AUTH or an allowed network, never the sender alone', () => {
+    /** A verified sender domain of the company (as the domains area stores one). */
+    async function verifiedDomain(c: Company, name: string): Promise<void> {
+      const domains = t.dataSource.getRepository(Domain);
+      await domains.save(
+        domains.create({
+          companyId: c.id,
+          name,
+          status: 'verified',
+          verificationToken: 'token',
+          dkimSelector: 'rs1',
+          dkimPublicKey: 'key',
+          dkimPrivateKey: 'key',
+          records: [],
+          verifiedAt: new Date(),
+        }),
+      );
+    }
+    const setIps = (c: Company & { token: string }, ips: string[]) =>
+      t
+        .http()
+        .put(`/api/v1/companies/${c.uuid}/allowed-ips`)
+        .set(...bearer(c.token))
+        .send({ ips })
+        .expect(200);
+    const NOT_AUTHENTICATED = {
+      allowed: false,
+      action: 'REJECT Authentication required',
+      status: null,
+      reason: 'not_authenticated',
+      quota: null,
+      senderDomainVerified: null,
+      rejectedRecipients: [],
+    };
+
+    it("a client with neither AUTH nor an allowed network is refused, whatever company its sender's verified domain names", async () => {
+      const acme = await company();
+      await verifiedDomain(acme, 'who-may-acme.test');
+      const claimed = await decide({
+        clientAddress: '203.0.113.200',
+        sender: 'ceo@who-may-acme.test',
+        recipients: ['jo@example.net'],
+      }).expect(200);
+      // The company the sender names is given for information, never as permission.
+      expect(claimed.body.data).toEqual({ ...NOT_AUTHENTICATED, companyUuid: acme.uuid });
+      const senderOnly = await decide({ sender: 'ceo@who-may-acme.test' }).expect(200);
+      expect(senderOnly.body.data).toEqual({ ...NOT_AUTHENTICATED, companyUuid: acme.uuid });
+      const nobody = await decide({ clientAddress: '203.0.113.200', sender: 'x@who-knows.test' }).expect(200);
+      expect(nobody.body.data).toEqual({ ...NOT_AUTHENTICATED, companyUuid: null });
+      const bounce = await decide({ clientAddress: '203.0.113.200', sender: '' }).expect(200);
+      expect(bounce.body.data).toEqual({ ...NOT_AUTHENTICATED, companyUuid: null });
+      // The same sender with the company's relay username, or from its network, relays.
+      expect(
+        (await decide({ relayUsername: acme.relayUsername, sender: 'ceo@who-may-acme.test' }).expect(200))
+          .body.data,
+      ).toMatchObject({ allowed: true, action: 'OK', companyUuid: acme.uuid, senderDomainVerified: true });
+      await setIps(acme, ['203.0.113.200']);
+      expect(
+        (await decide({ clientAddress: '203.0.113.200', sender: 'ceo@who-may-acme.test' }).expect(200)).body
+          .data,
+      ).toMatchObject({ allowed: true, action: 'OK', companyUuid: acme.uuid });
+      await setIps(acme, []);
+    });
+
+    it("a shared network's client naming a third company's domain is not that company's client", async () => {
+      const one = await company();
+      const two = await company();
+      const third = await company();
+      await verifiedDomain(one, 'shared-one.test');
+      await verifiedDomain(third, 'shared-third.test');
+      await setIps(one, ['198.18.0.0/24']);
+      await setIps(two, ['198.18.0.0/24']);
+      const ofOne = await decide({ clientAddress: '198.18.0.9', sender: 'a@shared-one.test' }).expect(200);
+      expect(ofOne.body.data).toMatchObject({ allowed: true, companyUuid: one.uuid });
+      const ofThird = await decide({ clientAddress: '198.18.0.9', sender: 'a@shared-third.test' }).expect(
+        200,
+      );
+      expect(ofThird.body.data).toEqual({ ...NOT_AUTHENTICATED, companyUuid: third.uuid });
+      await setIps(one, []);
+      await setIps(two, []);
+    });
+
+    it('an unknown relay username is an unknown account, even with a sender some company verified', async () => {
+      const acme = await company();
+      await verifiedDomain(acme, 'unknown-user-acme.test');
+      const res = await decide({ relayUsername: 'r-nobody01', sender: 'ceo@unknown-user-acme.test' }).expect(
+        200,
+      );
+      expect(res.body.data).toMatchObject({
+        allowed: false,
+        action: 'REJECT unknown account',
+        companyUuid: null,
+      });
+    });
+  });
+
   describe('allowed IPs', () => {
     const setIps = (c: Company & { token: string }, ips: string[]) =>
       t
@@ -231,7 +328,7 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
     it('identifies the one company whose networks hold the client address, at once after a change', async () => {
       const acme = await company();
       expect((await decide({ clientAddress: '198.51.100.77' }).expect(200)).body.data.action).toBe(
-        'REJECT unknown account',
+        'REJECT Authentication required',
       );
       await setIps(acme, ['198.51.100.0/24', '2001:db8:77::/48']);
       for (const clientAddress of ['198.51.100.77', '::ffff:198.51.100.77', '2001:db8:77::25']) {
@@ -252,7 +349,8 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
       expect(res.body.data).toMatchObject({
         allowed: false,
         companyUuid: null,
-        action: 'REJECT unknown account',
+        action: 'REJECT Authentication required',
+        reason: 'not_authenticated',
       });
       const onlyOne = await decide({ clientAddress: '192.0.2.11' }).expect(200);
       expect(onlyOne.body.data.companyUuid).toBe(one.uuid);
