@@ -165,6 +165,32 @@ describe('SaslServer', () => {
     expect(await c.line()).toBe(OK(1));
   });
 
+  it('keeps a line that never ends, dripped in pieces, to 16 KiB before it closes the connection', async () => {
+    await start();
+    const c = await client();
+    c.send(`${authLine(1, 'PLAIN')}\tresp=`);
+    for (let sent = 0; sent <= 16 * 1024 && !c.socket.destroyed; sent += 1024) {
+      c.send('A'.repeat(1024));
+      await new Promise((r) => setImmediate(r));
+    }
+    await c.closed;
+    expect(authenticate).not.toHaveBeenCalled();
+  });
+
+  it('holds at most maxConnections connections (default 1,000): one more is closed before its handshake', async () => {
+    await start();
+    expect(server.maxConnections).toBe(1000);
+    await server.close();
+    await start(knowsOne, { maxConnections: 2 });
+    const held = [await client(), await client()];
+    const past = await SaslTestClient.connect(port);
+    clients.push(past);
+    await past.closed;
+    await expect(past.line()).rejects.toThrow('connection closed');
+    held[0].send(`${authLine(1, 'PLAIN')}\tresp=${b64('\0r-abc\0right')}\n`);
+    expect(await held[0].line()).toBe(OK(1));
+  });
+
   it('closes the connection, never FAILs, when the check throws (database down)', async () => {
     await start(() => Promise.reject(new Error('connect ECONNREFUSED')));
     const c = await client();
