@@ -3,7 +3,7 @@ import { Repository } from 'typeorm';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
-import { countRows, createPaidCompany, expectFailure } from './support/factories';
+import { bearer, countRows, createActiveUser, createPaidCompany, expectFailure } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
 const KEY = 'log-shipper-key-for-tests-0123456789abcdef';
@@ -241,6 +241,90 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
     expect(res.body.data).toMatchObject({ parsed: 1, records: 1 });
     const record = await logs.findOneByOrFail({ queueId: 'A0A0A0A0F2', to: 'jo@example.net' });
     expect(new Date(record.lastEventAt).toISOString()).toBe('2026-11-21T18:58:35.250Z');
+  });
+
+  describe('who sent it: sasl_sender= (the raw AUTH= of MAIL FROM) on the client line', () => {
+    /** One queue's lines: its client line, then cleanup, qmgr, one delivery and removal. */
+    const queue = (q: string, client: string, from: string, to: string) => [
+      `Nov 21 11:00:00 relay1 postfix/smtpd[7]: ${q}: ${client}`,
+      `Nov 21 11:00:00 relay1 postfix/cleanup[8]: ${q}: message-id=<${q}@example.com>`,
+      `Nov 21 11:00:01 relay1 postfix/qmgr[9]: ${q}: from=<${from}>, size=500, nrcpt=1 (queue active)`,
+      `Nov 21 11:00:02 relay1 postfix/smtp[10]: ${q}: to=<${to}>, relay=mx.example.org[10.0.0.1]:25, delay=2, delays=0/0/1/1, dsn=2.0.0, status=sent (250 2.0.0 Ok)`,
+      `Nov 21 11:00:02 relay1 postfix/qmgr[9]: ${q}: removed`,
+    ];
+    /** A company whose owner allows `ips` through the API (which tells attribution at once). */
+    const companyAllowing = async (ips: string[]) => {
+      const owner = await createActiveUser(t);
+      await t
+        .http()
+        .put(`/api/v1/companies/${owner.companyUuid}/allowed-ips`)
+        .set(...bearer(owner.accessToken))
+        .send({ ips })
+        .expect(200);
+      return companies.findOneByOrFail({ uuid: owner.companyUuid });
+    };
+
+    it('a sasl_username= inside sasl_sender is not identity: the message counts for the authenticated company', async () => {
+      const a = await paidCompany();
+      const b = await companyAllowing(['198.51.100.41']);
+      // MAIL FROM:<x@a-sender.test> AUTH=x,sasl_username=<B's username> from a client authenticated as A.
+      const body = [
+        ...queue(
+          'C29A000001',
+          `client=h[192.0.2.41], sasl_method=PLAIN, sasl_username=${a.relayUsername}, sasl_sender=x,sasl_username=${b.relayUsername}`,
+          'x@a-sender.test',
+          'one@example.org',
+        ),
+        ...queue(
+          'C29A000002',
+          `client=h[192.0.2.41], sasl_method=LOGIN, sasl_username=${a.relayUsername}, sasl_sender=x=, sasl_username=${b.relayUsername}`,
+          'x@a-sender.test',
+          'two@example.org',
+        ),
+      ].join('\n');
+      const res = await post(body).expect(200);
+      expect(res.body.data).toMatchObject({ accepted: 10, parsed: 10, skipped: 0, records: 2 });
+      for (const q of ['C29A000001', 'C29A000002']) {
+        expect(await logs.findOneByOrFail({ queueId: q })).toMatchObject({
+          companyId: a.id,
+          companyUuid: a.uuid,
+          saslUsername: a.relayUsername,
+          clientIp: '192.0.2.41',
+          status: 'sent',
+        });
+      }
+      expect(await used(a)).toBe(2);
+      expect(await used(b)).toBe(0);
+    });
+
+    it('a client line whose sasl_sender holds = is read: the message counts for the company of the client address', async () => {
+      const b = await companyAllowing(['198.51.100.42/32']);
+      const other = await paidCompany();
+      // MAIL FROM:<> AUTH=a=b from a client without AUTH, allowed by its address; and the same with
+      // another company's username inside the AUTH= parameter.
+      const body = [
+        ...queue('C29B000001', 'client=unknown[198.51.100.42], sasl_sender=a=b', '', 'three@example.org'),
+        ...queue(
+          'C29B000002',
+          `client=unknown[198.51.100.42], sasl_sender=a=b,sasl_username=${other.relayUsername}`,
+          '',
+          'four@example.org',
+        ),
+      ].join('\n');
+      const res = await post(body).expect(200);
+      expect(res.body.data).toMatchObject({ accepted: 10, parsed: 10, skipped: 0, records: 2 });
+      for (const q of ['C29B000001', 'C29B000002']) {
+        expect(await logs.findOneByOrFail({ queueId: q })).toMatchObject({
+          companyId: b.id,
+          companyUuid: b.uuid,
+          saslUsername: null,
+          clientIp: '198.51.100.42',
+          status: 'sent',
+        });
+      }
+      expect(await used(b)).toBe(2);
+      expect(await used(other)).toBe(0);
+    });
   });
 
   it('refuses bad bodies with a 4xx in the envelope and writes nothing', async () => {
