@@ -1,4 +1,6 @@
 import fc from 'fast-check';
+import { createPrivateKey } from 'node:crypto';
+import { BodyHash, dkimSignature } from './dkim-signature';
 import {
   checkLineLengthLimit,
   foldHeaderBlock,
@@ -6,6 +8,7 @@ import {
   LineFolder,
   LineFoldingOptions,
 } from './line-folding';
+import { deliveredMessage, dkimResults, dkimTestKey } from './testing/dkim-test-key';
 
 /** The test lines sent through Postfix: "a123456789b123456789…", so every fold point is visible. */
 function pattern(length: number): string {
@@ -312,5 +315,55 @@ describe('checkLineLengthLimit', () => {
   it('takes 0 and 2 upward, as Postfix runs with them (1 would loop for ever in smtp_text_out)', () => {
     for (const ok of [0, 2, 990, 998, 100_000]) expect(() => checkLineLengthLimit(ok)).not.toThrow();
     for (const bad of [1, -1, 2.5, Number.NaN]) expect(() => new LineFolder(bad)).toThrow(RangeError);
+  });
+});
+
+describe('signing what Postfix will send (BodyHash and dkimSignature with the limit)', () => {
+  const key = dkimTestKey();
+  const dns = { 'sel._domainkey.acme.test': `v=DKIM1; k=rsa; p=${key.publicKey}` };
+  const headers: Array<[string, string]> = [
+    ['From', 'News <news@acme.test>'],
+    ['To', 'jo@example.net'],
+    ['Subject', `Long ${'s'.repeat(1500)}`],
+    ['X-Long', 'H'.repeat(1192)],
+  ];
+  const text = Buffer.from(
+    `Hello\r\n${pattern(5000)}\r\n.${'é'.repeat(750)}\r\n${pattern(1500)}   \r\nbye\r\n`,
+  );
+
+  /** The signature made at `signedFor`, then the message as Postfix sends it at `sentAt`. */
+  async function signedAndSent(signedFor: number, sentAt: number): Promise<Buffer> {
+    const hash = new BodyHash(signedFor);
+    for (let at = 0; at < text.length; at += 1000) hash.update(text.subarray(at, at + 1000));
+    const block = Buffer.from(headers.map(([n, v]) => `${n}: ${v}\r\n`).join(''));
+    const privateKey = createPrivateKey(key.privateKeyPem);
+    const signature = await dkimSignature(
+      block,
+      hash.digest(),
+      { domain: 'acme.test', selector: 'sel', privateKey },
+      new Date(),
+      signedFor,
+    );
+    const message = deliveredMessage([signature], headers, text);
+    const split = message.indexOf('\r\n\r\n') + 2;
+    return Buffer.concat([
+      foldHeaderBlock(message.subarray(0, split), sentAt),
+      foldText(message.subarray(split), sentAt),
+    ]);
+  }
+
+  it('verifies at the receiver when the agent signs for the limit Postfix folds at', async () => {
+    expect(await dkimResults(await signedAndSent(990, 990), dns)).toEqual([
+      expect.objectContaining({ domain: 'acme.test', result: 'pass' }),
+    ]);
+    expect(await dkimResults(await signedAndSent(0, 0), dns)).toEqual([
+      expect.objectContaining({ result: 'pass' }),
+    ]);
+  });
+
+  it('fails (body hash did not verify) when the agent signs the body as it came (limit 0) and Postfix folds', async () => {
+    expect(await dkimResults(await signedAndSent(0, 990), dns)).toEqual([
+      expect.objectContaining({ result: 'neutral', comment: 'body hash did not verify' }),
+    ]);
   });
 });
