@@ -35,6 +35,7 @@ describe('AppConfig', () => {
       POLICY_PORT: 10040,
       SASL_PORT: 10041,
       MILTER_PORT: 10042,
+      SMTP_LINE_LENGTH_LIMIT: 990,
       RELAY_AGENT_HOST: '127.0.0.1',
       MAX_DOMAINS_PER_COMPANY: 50,
     });
@@ -52,6 +53,12 @@ describe('AppConfig', () => {
   it('reads the relay agent listeners; 0 turns one off, an empty value means the default', () => {
     const { env } = AppConfig.fromEnv({ SASL_PORT: '0', MILTER_PORT: '', RELAY_AGENT_HOST: '::1' }, quiet);
     expect(env).toMatchObject({ SASL_PORT: 0, MILTER_PORT: 10042, RELAY_AGENT_HOST: '::1' });
+  });
+
+  it("reads SMTP_LINE_LENGTH_LIMIT (Postfix's smtp_line_length_limit): default 990, 0 for no folding", () => {
+    expect(AppConfig.fromEnv({ SMTP_LINE_LENGTH_LIMIT: '' }, quiet).env.SMTP_LINE_LENGTH_LIMIT).toBe(990);
+    expect(AppConfig.fromEnv({ SMTP_LINE_LENGTH_LIMIT: '0' }, quiet).env.SMTP_LINE_LENGTH_LIMIT).toBe(0);
+    expect(AppConfig.fromEnv({ SMTP_LINE_LENGTH_LIMIT: '998' }, quiet).env.SMTP_LINE_LENGTH_LIMIT).toBe(998);
   });
 
   it('reads AGENT_HTTP_PORT (default 10043, 0 off) and METRICS_TOKEN (unset when empty, else at least 32 characters)', () => {
@@ -113,6 +120,10 @@ describe('AppConfig', () => {
     [{ RATE_LIMIT_PER_MINUTE: '0' }, /RATE_LIMIT_PER_MINUTE/],
     [{ SASL_PORT: '65536' }, /SASL_PORT/],
     [{ MILTER_PORT: 'ten' }, /MILTER_PORT/],
+    [{ SMTP_LINE_LENGTH_LIMIT: 'ten' }, /SMTP_LINE_LENGTH_LIMIT/],
+    [{ SMTP_LINE_LENGTH_LIMIT: '-1' }, /SMTP_LINE_LENGTH_LIMIT/],
+    [{ SMTP_LINE_LENGTH_LIMIT: '990.5' }, /SMTP_LINE_LENGTH_LIMIT/],
+    [{ SMTP_LINE_LENGTH_LIMIT: '1' }, /SMTP_LINE_LENGTH_LIMIT must be 0 \(no folding\) or at least 2/],
     [{ RELAY_AGENT_HOST: 'relay.example' }, /RELAY_AGENT_HOST must be an IPv4 or IPv6 address/],
   ])('refuses %j', (env, message) => {
     expect(problemsOf(env)).toEqual(expect.arrayContaining([expect.stringMatching(message)]));

@@ -13,6 +13,7 @@ import {
   Max,
   Min,
   MinLength,
+  NotEquals,
   validateSync,
 } from 'class-validator';
 import { createSecretKey, KeyObject, randomBytes } from 'node:crypto';
@@ -178,6 +179,17 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(65535)
   MILTER_PORT = 10042;
+
+  /**
+   * Postfix's `smtp_line_length_limit`, set to the same value in main.cf: the milter signs a line
+   * longer than this as Postfix's SMTP client will fold it, so the signature verifies where the
+   * mail arrives. 0: Postfix does not fold (1 would make Postfix loop).
+   */
+  @Transform((p) => toInt({ value: emptyTo(990)(p) }))
+  @IsInt()
+  @Min(0)
+  @NotEquals(1, { message: 'SMTP_LINE_LENGTH_LIMIT must be 0 (no folding) or at least 2' })
+  SMTP_LINE_LENGTH_LIMIT = 990;
 
   /**
    * Port of the relay agent's HTTP listener (`GET /health`, `GET /metrics`); 0 turns it off.
