@@ -41,7 +41,7 @@ if (!available.ok) {
 /**
  * A stock Postfix with the relay agent beside it (`npm run relay-agent`: the policy check, SMTP
  * AUTH and the milter, with the README's main.cf lines): the messages are sent with swaks to
- * Postfix on port 25, and what is relayed reaches a loopback SMTP sink as Postfix's next hop. The
+ * the private Postfix instance, and what is relayed reaches a loopback SMTP sink as Postfix's next hop. The
  * agent is its own application on the API's database, as production runs the two side by side:
  * what the API changes reaches it only as the other processes hear of it. The domains' DKIM keys
  * are published by a DNS server on loopback, against which the relayed mail is verified.
@@ -108,7 +108,20 @@ if (!available.ok) {
       });
       dns.zone.set(`_dmarc.${domain}`, { txt: [['v=DMARC1; p=reject']] });
     }
-    return { ...found, token: owner.accessToken };
+    const relayPassword = (
+      await t
+        .http()
+        .post(`/api/v1/companies/${found.uuid}/relay-password`)
+        .set(...bearer(owner.accessToken))
+        .expect(200)
+    ).body.data.relayPassword as string;
+    return {
+      ...found,
+      token: owner.accessToken,
+      relayPassword,
+      /** swaks options that log in with the company's relay credentials. */
+      login: ['--auth', 'PLAIN', '--auth-user', found.relayUsername, '--auth-password', relayPassword],
+    };
   }
 
   const setAllowedIps = (c: { uuid: string; token: string }, ips: string[]) =>
@@ -168,16 +181,16 @@ if (!available.ok) {
     await setAllowedIps(acme, []);
   }, 60_000);
 
-  it('relays for an active company identified by its verified sender domain alone', async () => {
-    await company({}, 'beta-postfix.test');
-    const sent = await swaks('news@beta-postfix.test', 'al@example.net', 'by sender domain');
+  it('relays for an active company identified by SMTP AUTH', async () => {
+    const beta = await company({}, 'beta-postfix.test');
+    const sent = await swaks('news@beta-postfix.test', 'al@example.net', 'by SMTP AUTH', beta.login);
     expect(sent.code).toBe(0);
-    expect(await relayed('by sender domain')).toEqual(['al@example.net']);
+    expect(await relayed('by SMTP AUTH')).toEqual(['al@example.net']);
   }, 60_000);
 
   it('refuses a suspended company at RCPT with 554 5.7.1 and the reason', async () => {
-    await company({ status: 'suspended', suspendedReason: 'abuse' }, 'gamma-postfix.test');
-    const sent = await swaks('news@gamma-postfix.test', 'jo@example.net', 'suspended');
+    const gamma = await company({ status: 'suspended', suspendedReason: 'abuse' }, 'gamma-postfix.test');
+    const sent = await swaks('news@gamma-postfix.test', 'jo@example.net', 'suspended', gamma.login);
     expect(sent.transcript).toContain(
       '554 5.7.1 <jo@example.net>: Recipient address rejected: account suspended',
     );
@@ -186,18 +199,18 @@ if (!available.ok) {
   }, 60_000);
 
   it('defers a company over its quota with a 4xx', async () => {
-    await company({ quota: 10, used: 10 }, 'delta-postfix.test');
-    const sent = await swaks('news@delta-postfix.test', 'jo@example.net', 'over quota');
+    const delta = await company({ quota: 10, used: 10 }, 'delta-postfix.test');
+    const sent = await swaks('news@delta-postfix.test', 'jo@example.net', 'over quota', delta.login);
     expect(sent.transcript).toMatch(
       /450 4\.7\.1 <jo@example\.net>: Recipient address rejected: quota exceeded/,
     );
     expect(sent.code).not.toBe(0);
   }, 60_000);
 
-  it('refuses a sender no company is known by', async () => {
+  it('refuses a client that neither logs in nor comes from an allowed network, whatever its sender', async () => {
     const sent = await swaks('news@nobody-postfix.test', 'jo@example.net', 'unknown');
     expect(sent.transcript).toContain(
-      '554 5.7.1 <jo@example.net>: Recipient address rejected: unknown account',
+      '554 5.7.1 <jo@example.net>: Recipient address rejected: Authentication required',
     );
   }, 60_000);
 
@@ -222,6 +235,7 @@ if (!available.ok) {
       'news@epsilon-postfix.test',
       'bounced@example.net,trap@example.net,kept@example.net',
       'suppressed recipient',
+      epsilon.login,
     );
     expect(sent.transcript).toContain(
       '554 5.7.1 <bounced@example.net>: Recipient address rejected: recipient suppressed (hard_bounce)',
@@ -236,14 +250,16 @@ if (!available.ok) {
     const admin = await createAdmin(t, 'admin');
     const eta = await company({}, 'eta-postfix.test');
     // Relayed once: the policy server's process now holds the company in its cache.
-    expect((await swaks('news@eta-postfix.test', 'jo@example.net', 'before the suspension')).code).toBe(0);
+    expect(
+      (await swaks('news@eta-postfix.test', 'jo@example.net', 'before the suspension', eta.login)).code,
+    ).toBe(0);
     await t
       .http()
       .patch(`/api/v1/admins/companies/${eta.uuid}`)
       .set(...bearer(admin.accessToken))
       .send({ status: 'suspended', suspendedReason: 'abuse report' })
       .expect(200);
-    const sent = await swaks('news@eta-postfix.test', 'jo@example.net', 'after the suspension');
+    const sent = await swaks('news@eta-postfix.test', 'jo@example.net', 'after the suspension', eta.login);
     expect(sent.transcript).toContain(
       '554 5.7.1 <jo@example.net>: Recipient address rejected: account suspended',
     );
@@ -300,7 +316,7 @@ if (!available.ok) {
     });
 
     it('a relayed message becomes a sent record with its Message-ID and queue id, counted once', async () => {
-      const sent = await swaks(`news@${domain}`, 'ok@example.net', 'shipped log');
+      const sent = await swaks(`news@${domain}`, 'ok@example.net', 'shipped log', zeta.login);
       const queueId = /queued as ([0-9A-F]+)/.exec(sent.transcript)![1];
       expect(await relayed('shipped log')).toEqual(['ok@example.net']);
       await logged(new RegExp(`${queueId}: to=<ok@example\\.net>.*status=sent`));
@@ -327,7 +343,7 @@ if (!available.ok) {
 
     it('a recipient the next hop refuses with 550 becomes bounced and suppressed', async () => {
       sink.refused.add('gone@example.net');
-      const sent = await swaks(`news@${domain}`, 'gone@example.net', 'refused by the sink');
+      const sent = await swaks(`news@${domain}`, 'gone@example.net', 'refused by the sink', zeta.login);
       const queueId = /queued as ([0-9A-F]+)/.exec(sent.transcript)![1];
       await logged(new RegExp(`${queueId}: to=<gone@example\\.net>.*dsn=5\\.1\\.1, status=bounced`));
       await shipLog();
@@ -345,6 +361,8 @@ if (!available.ok) {
       const victim = await company({});
       const theta = await company({}, `theta-${domain}`);
       const forged = `"a>, client=h[1.2.3.4], sasl_username=${victim.relayUsername}, b="@theta-${domain}`;
+      // Theta's own server: identified by its network, not by a login.
+      await setAllowedIps(theta, ['127.0.0.1/32']);
       // The second recipient is refused by Postfix itself (reject_non_fqdn_recipient) after the
       // first opened the queue file: Postfix logs `QID: reject: RCPT …; from=<forged> to=<…>`.
       const sent = await swaks(forged, 'paid@example.net,bad@nowhere', 'forged sender');
@@ -364,6 +382,7 @@ if (!available.ok) {
         ['bad@nowhere', 'rejected', theta.id, null],
         ['paid@example.net', 'bounced', theta.id, null],
       ]);
+      await setAllowedIps(theta, []);
     }, 60_000);
   });
   describe('The relay agent: SMTP AUTH, DKIM signing and From alignment (issue 20)', () => {
@@ -371,6 +390,7 @@ if (!available.ok) {
     const domain = `iota-${Date.now().toString(36)}.test`;
     const otherDomain = `kappa-${Date.now().toString(36)}.test`;
     let iota: Awaited<ReturnType<typeof company>>;
+    let kappa: Awaited<ReturnType<typeof company>>;
     let password: string;
     const resolver = new Resolver();
 
@@ -417,7 +437,7 @@ if (!available.ok) {
     beforeAll(async () => {
       resolver.setServers([dns.address]);
       iota = await company({}, domain);
-      await company({}, otherDomain);
+      kappa = await company({}, otherDomain);
       password = await newPassword(iota);
     });
 
@@ -524,5 +544,117 @@ if (!available.ok) {
         { domain, selector: SELECTOR, result: 'pass', aligned: domain },
       ]);
     }, 300_000);
+
+    describe('who may relay and whose key signs (issue 29)', () => {
+      const refusedAt = (subject: string) => sink.mails.filter((m) => m.subject === subject);
+      const login = () => auth('PLAIN', iota.relayUsername, password);
+
+      it("no login from an address in nobody's networks: 554 Authentication required at RCPT, whatever sender and From", async () => {
+        const sent = await swaks(`x@${domain}`, 'jo@example.net', 'no login', [
+          '--local-interface',
+          '127.0.0.5',
+          '--header',
+          `From: ceo@${otherDomain}`,
+        ]);
+        expect(sent.transcript).toContain(
+          '554 5.7.1 <jo@example.net>: Recipient address rejected: Authentication required',
+        );
+        expect(sent.code).not.toBe(0);
+        expect(refusedAt('no login')).toEqual([]);
+      }, 60_000);
+
+      it('a session whose AUTH failed with 535 and goes on is refused the same way', async () => {
+        const sent = await swaks(`x@${domain}`, 'jo@example.net', 'failed login goes on', [
+          ...auth('PLAIN', iota.relayUsername, `${password}-wrong`),
+          '--auth-optional',
+          '--local-interface',
+          '127.0.0.5',
+        ]);
+        expect(sent.transcript).toContain('535 5.7.8 Error: authentication failed');
+        expect(sent.transcript).toContain(
+          '554 5.7.1 <jo@example.net>: Recipient address rejected: Authentication required',
+        );
+        expect(refusedAt('failed login goes on')).toEqual([]);
+      }, 60_000);
+
+      it("a shared network: the envelope sender picks the company, and only that company's From domain is signed", async () => {
+        await setAllowedIps(iota, ['127.0.0.6/32']);
+        await setAllowedIps(kappa, ['127.0.0.6/32']);
+        try {
+          const own = await swaks(`news@${otherDomain}`, 'jo@example.net', 'shared network own', [
+            '--local-interface',
+            '127.0.0.6',
+            '--header',
+            `From: news@${otherDomain}`,
+          ]);
+          expect(own.code).toBe(0);
+          await relayed('shared network own');
+          expect((await verdicts(mailOf('shared network own').raw, `news@${otherDomain}`)).dkim).toEqual([
+            { domain: otherDomain, selector: SELECTOR, result: 'pass', aligned: otherDomain },
+          ]);
+          // Iota's envelope, Kappa's From: Iota is authorised, and Kappa's key must not sign.
+          const spoof = await swaks(`news@${domain}`, 'jo@example.net', 'shared network spoof', [
+            '--local-interface',
+            '127.0.0.6',
+            '--header',
+            `From: CEO <ceo@${otherDomain}>`,
+          ]);
+          expect(spoof.transcript).toContain(
+            `550 5.7.1 From domain ${otherDomain} is not verified for this account`,
+          );
+          expect(refusedAt('shared network spoof')).toEqual([]);
+        } finally {
+          await setAllowedIps(iota, []);
+          await setAllowedIps(kappa, []);
+        }
+      }, 60_000);
+
+      it("the null sender is judged like any client's mail: another company's From refused, its own signed", async () => {
+        const foreign = await swaks('<>', 'jo@example.net', 'null sender foreign', [
+          ...login(),
+          '--header',
+          `From: ceo@${otherDomain}`,
+        ]);
+        expect(foreign.transcript).toContain('MAIL FROM:<>');
+        expect(foreign.transcript).toContain(
+          `550 5.7.1 From domain ${otherDomain} is not verified for this account`,
+        );
+        expect(refusedAt('null sender foreign')).toEqual([]);
+        const own = await swaks('<>', 'jo@example.net', 'null sender own', [
+          ...login(),
+          '--header',
+          `From: postmaster@${domain}`,
+        ]);
+        expect(own.code).toBe(0);
+        await relayed('null sender own');
+        expect((await verdicts(mailOf('null sender own').raw, '')).dkim).toEqual([
+          { domain, selector: SELECTOR, result: 'pass', aligned: domain },
+        ]);
+      }, 60_000);
+
+      it.each([
+        [`"ceo@${otherDomain}" <news@DOMAIN>`, '550 5.7.1 From display name names another address'],
+        [
+          `=?utf-8?B?${Buffer.from(`ceo@${otherDomain}`).toString('base64')}?= <news@DOMAIN>`,
+          '550 5.7.1 From display name names another address',
+        ],
+        ['team: news@DOMAIN;', '550 5.6.0 From header is a group, not a mailbox'],
+        [`"ceo@${otherDomain}"@DOMAIN`, '550 5.6.0 From address has a quoted local part holding @'],
+      ])(
+        'From: %s is refused: %s',
+        async (from, reply) => {
+          const subject = `from form ${from}`;
+          const sent = await swaks(`news@${domain}`, 'jo@example.net', subject, [
+            ...login(),
+            '--header',
+            `From: ${from.replace('DOMAIN', domain)}`,
+          ]);
+          expect(sent.transcript).toContain(reply);
+          expect(sent.code).not.toBe(0);
+          expect(refusedAt(subject)).toEqual([]);
+        },
+        60_000,
+      );
+    });
   });
 });

@@ -174,21 +174,26 @@ export interface SwaksResult {
  */
 export function swaks(from: string, to: string, subject: string, extra: string[] = []): Promise<SwaksResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('swaks', [
-      '--server',
-      `127.0.0.1:${postfixPort()}`,
-      '--from',
-      from,
-      '--to',
-      to,
-      '--header',
-      `Subject: ${subject}`,
-      '--body',
-      'Hello from the relay test.',
-      '--timeout',
-      '20',
-      ...extra,
-    ]);
+    const child = spawn(
+      'swaks',
+      [
+        '--server',
+        `127.0.0.1:${postfixPort()}`,
+        '--from',
+        from,
+        '--to',
+        to,
+        '--header',
+        `Subject: ${subject}`,
+        '--body',
+        'Hello from the relay test.',
+        '--timeout',
+        '20',
+        ...extra,
+        // swaks asks on its terminal for what it lacks (an empty --from): no stdin, no waiting.
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let transcript = '';
     child.stdout.on('data', (d: Buffer) => (transcript += d.toString()));
     child.stderr.on('data', (d: Buffer) => (transcript += d.toString()));
