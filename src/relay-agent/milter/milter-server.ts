@@ -18,6 +18,7 @@ import {
   Frame,
   FrameReader,
   insertHeader,
+  MAX_MILTER_FRAME_BYTES,
   MILTER_VERSION,
   MilterProtocolError,
   NO_REPLY_FLAG,
@@ -77,7 +78,7 @@ export class MilterServer extends TcpListener<MilterConnection> {
     super();
     this.options = {
       requireVerifiedDomain: options.requireVerifiedDomain ?? true,
-      maxFrameBytes: options.maxFrameBytes ?? 256 * 1024,
+      maxFrameBytes: options.maxFrameBytes ?? MAX_MILTER_FRAME_BYTES,
       maxHeaderBytes: options.maxHeaderBytes ?? 1024 * 1024,
     };
   }
