@@ -45,7 +45,8 @@ export function signs(replies: Frame[]): boolean {
   });
 }
 
-const describe = (replies: Frame[]) =>
+/** The replies in short, for error messages. */
+export const describeReplies = (replies: Frame[]) =>
   replies.map((r) => `${r.command}(${r.data.toString('latin1').replace(/\0/g, '|').slice(0, 80)})`).join(' ');
 
 export interface MilterRun {
@@ -93,7 +94,7 @@ export async function measureMilterRate(
           const sent = performance.now();
           const replies = await c.message(message);
           if (signs(replies)) latencies.push(performance.now() - sent);
-          else fail(`not signed: ${describe(replies)}`);
+          else fail(`not signed: ${describeReplies(replies)}`);
         }
       } catch (e: unknown) {
         fail(e instanceof Error ? e.message : String(e));
@@ -154,7 +155,7 @@ export async function measureMilterMemory(
           await c.connectEvent();
           const replies = await c.message(message);
           if (!signs(replies))
-            throw new Error(`a message of the memory run was not signed: ${describe(replies)}`);
+            throw new Error(`a message of the memory run was not signed: ${describeReplies(replies)}`);
         }),
       );
     } finally {
@@ -176,7 +177,7 @@ export async function measureMilterMemory(
 }
 
 /** Resets the process's VmHWM to its current RSS (proc(5), clear_refs "5"); false where not allowed. */
-function resetPeak(pid: number): boolean {
+export function resetPeak(pid: number): boolean {
   try {
     writeFileSync(`/proc/${pid}/clear_refs`, '5');
     return true;
