@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * A private Postfix instance per test run (../shared/postfix.md, "A private instance for
+ * A private Postfix instance per test run (docs/postfix-notes.md, "A private instance for
  * tests"): its own configuration, queue and data folders in a temporary folder, its own log
  * file under /var/log and its own port on 127.0.0.1. The machine's own Postfix (/etc/postfix,
  * /var/spool/postfix, port 25) is never touched, whether it runs or not. Loopback only, every

@@ -359,7 +359,7 @@ describe('parsePostfixMessage: every line form of the contract', () => {
   });
 });
 
-describe('parsePostfixMessage: real Postfix 3.7 output on these machines (../shared/postfix.md)', () => {
+describe('parsePostfixMessage: real Postfix 3.7 output on these machines (docs/postfix-notes.md)', () => {
   const lines = [
     'Nov 22 02:41:47 vm postfix/smtpd[547]: C913716C112: client=unknown[127.0.0.1]',
     'Nov 22 02:41:47 vm postfix/cleanup[550]: C913716C112: message-id=<20261122024147.000544@vm>',
