@@ -64,8 +64,8 @@ describe('Deployment files', () => {
     expect(dockerfile.indexOf('COPY src')).toBeLessThan(dockerfile.indexOf('npm run build'));
   });
 
-  it('every variable the compose file sets is one the service reads (README environment table)', () => {
-    const documented = read('README.md');
+  it('every variable the compose file sets is one the service reads (the operator guide's environment table)', () => {
+    const documented = read('docs/operator-guide.md');
     const compose = read('docker-compose.yml');
     const services = ['app', 'relay-agent'];
     for (const service of services) {

@@ -22,7 +22,7 @@ const DAY = 86_400_000;
 /** The API and the relay agents share it: the agents decrypt the DKIM keys the API stored. */
 const ENCRYPTION_KEY = randomBytes(32).toString('base64');
 const SELECTOR = 'll202611';
-/** Postfix's smtp_line_length_limit here, and the README's. */
+/** Postfix's smtp_line_length_limit here, and docs/operator-guide.md's. */
 const LIMIT = 990;
 if (!available.ok) {
   // CI installs Postfix and swaks (.ci/run): there, a missing one is a failure, not a skip.
@@ -51,7 +51,7 @@ function foldedAt990(line: string): string {
 
 /**
  * Integrations.md "Milter" → "Long lines": a body line longer than 998 characters is legal, and a
- * private Postfix (smtp_line_length_limit = 990, as the README says) folds it on the way out,
+ * private Postfix (smtp_line_length_limit = 990, as docs/operator-guide.md says) folds it on the way out,
  * after the relay agent's milter signed the message. The agent, told the same limit
  * (SMTP_LINE_LENGTH_LIMIT), signs the message as Postfix will send it: the folded message
  * verifies at the next hop with mailauth against a DNS server on loopback (DKIM pass, DMARC

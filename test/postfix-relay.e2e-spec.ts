@@ -40,7 +40,7 @@ if (!available.ok) {
 
 /**
  * A stock Postfix with the relay agent beside it (`npm run relay-agent`: the policy check, SMTP
- * AUTH and the milter, with the README's main.cf lines): the messages are sent with swaks to
+ * AUTH and the milter, with the operator guide's main.cf lines): the messages are sent with swaks to
  * the private Postfix instance, and what is relayed reaches a loopback SMTP sink as Postfix's next hop. The
  * agent is its own application on the API's database, as production runs the two side by side:
  * what the API changes reaches it only as the other processes hear of it. The domains' DKIM keys

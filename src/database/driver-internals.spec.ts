@@ -9,7 +9,7 @@ import { DateUtils } from 'typeorm/util/DateUtils';
 import { PgClient } from './pg-client';
 
 /**
- * What src/database/ takes from TypeORM and pg beyond their documented API (README, "Database
+ * What src/database/ takes from TypeORM and pg beyond their documented API (docs/maintainers.md, "Database
  * internals we rely on"). Both packages are pinned exactly; when one is upgraded and an internal
  * has moved, this spec fails before the service does. Runs without a PostgreSQL server.
  */

@@ -53,7 +53,7 @@ export function postfixAvailable(): { ok: true } | { ok: false; why: string } {
 
 /**
  * Starts a private instance. `saslPort` and `milterPort`: the relay agent's SMTP AUTH and milter
- * listeners, with the main.cf lines the README gives (AUTH without TLS here: loopback only).
+ * listeners, with the main.cf lines docs/operator-guide.md gives (AUTH without TLS here: loopback only).
  * `extra`: main.cf settings added to, or overriding, the ones below (e.g.
  * `smtp_line_length_limit`).
  */

@@ -20,7 +20,7 @@ export class MetricsController {
    * The Prometheus text exposition format (`text/plain; version=0.0.4`), not an envelope: HTTP requests by
    * route pattern and status with latency histograms, relay decisions, SMTP AUTH, the milter, log and
    * provider-event ingest, inbound events stored but not applied, job runs, the database pool, event-loop
-   * delay and memory (README, "Operating it"). With `METRICS_TOKEN` set, `Authorization: Bearer
+   * delay and memory (docs/operator-guide.md "Metrics"). With `METRICS_TOKEN` set, `Authorization: Bearer
    * <METRICS_TOKEN>` (401 without it); unset, only from loopback and not through a proxy (403 otherwise).
    * Errors are JSON envelopes. Not rate limited.
    */
