@@ -28,8 +28,9 @@ const SHUTDOWN_GRACE_MS = 10_000;
 setFlagsFromString('--heap-growing-percent=50');
 
 async function bootstrap(): Promise<void> {
-  // Validate before Nest starts, so a configuration error is a plain list rather than a stack trace.
-  AppConfig.fromEnv(process.env, { warn: () => undefined });
+  // Validate before Nest starts, so a configuration error is a plain list rather than a stack trace
+  // (a broken development secrets file too: this call creates or reads it, AppConfigModule's reuses it).
+  AppConfig.fromEnv(process.env, { warn: () => undefined }, { keepGeneratedSecrets: true });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule,
     createFastifyAdapter(),

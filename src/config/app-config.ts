@@ -18,6 +18,7 @@ import {
 } from 'class-validator';
 import { createSecretKey, KeyObject, randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
+import { KEPT_SECRET_NAMES, KeptSecretName, loadOrCreateDevelopmentSecrets } from './development-secrets';
 
 const toInt = ({ value }: { value: unknown }) =>
   typeof value === 'string' && value !== '' ? Number(value) : value;
@@ -42,6 +43,15 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(65535)
   PORT = 3000;
+
+  /**
+   * The address the HTTP server binds; unset: 127.0.0.1 outside production (a development start,
+   * with its generated secrets, is not reachable from the network), 0.0.0.0 in production.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsIP(undefined, { message: 'HOST must be an IPv4 or IPv6 address' })
+  HOST?: string;
 
   @Transform(emptyToUndefined)
   @IsOptional()
@@ -257,6 +267,26 @@ export interface SecretKeys {
   reset: KeyObject;
 }
 
+/** Where a development start keeps the secrets the environment does not set (development-secrets.ts). */
+export interface KeptSecrets {
+  /** Absolute path of the file in DATA_DIR. */
+  path: string;
+  /** True when this start generated it. */
+  created: boolean;
+  /** The secrets taken from it (those the environment does not set). */
+  names: KeptSecretName[];
+}
+
+export interface FromEnvOptions {
+  /**
+   * In development, keep the secrets the environment does not set in DATA_DIR
+   * (`development-secrets.env`, mode 0600) and reuse them at the next start. The entry points
+   * and AppConfigModule ask for it; otherwise (unit specs, tools, NODE_ENV=test) such secrets
+   * are generated for the process only.
+   */
+  keepGeneratedSecrets?: boolean;
+}
+
 export class ConfigurationError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
@@ -282,11 +312,25 @@ export class AppConfig {
   readonly publicUrl: string;
   readonly corsOrigins: string[];
   readonly logLevel: string;
+  /** The address the HTTP server binds (HOST, else by NODE_ENV). */
+  readonly host: string;
+  /** Secrets taken from DATA_DIR's development file, when any were. */
+  readonly keptSecrets?: KeptSecrets;
+  /** Secrets generated for this process only (gone at its end), when any were. */
+  readonly processSecrets: string[];
 
-  private constructor(env: EnvironmentVariables, keys: SecretKeys, encryptionKey: Buffer) {
+  private constructor(
+    env: EnvironmentVariables,
+    keys: SecretKeys,
+    encryptionKey: Buffer,
+    generated: { kept?: KeptSecrets; processOnly: string[] },
+  ) {
     this.env = env;
     this.keys = keys;
     this.encryptionKey = encryptionKey;
+    this.keptSecrets = generated.kept;
+    this.processSecrets = generated.processOnly;
+    this.host = env.HOST ?? (env.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1');
     this.dataDir = resolve(env.DATA_DIR);
     this.publicUrl = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
     this.corsOrigins = (env.CORS_ORIGINS ?? env.APP_URL)
@@ -312,9 +356,32 @@ export class AppConfig {
     return this.env.APP_URL.replace(/\/+$/, '');
   }
 
+  /**
+   * What to say about secrets the environment did not set, or undefined when it set them all:
+   * where they are kept (development) or that they die with the process.
+   */
+  get secretsWarning(): string | undefined {
+    if (this.keptSecrets) {
+      const { path, created, names } = this.keptSecrets;
+      return (
+        `Secrets not set in the environment (${listSecrets(names)}): ` +
+        `${created ? 'generated into' : 'taken from'} ${path} (mode 0600), kept for the next starts ` +
+        'on this DATA_DIR. Development only: production requires them in the environment' +
+        (names.includes('ENCRYPTION_KEY')
+          ? '; deleting the file makes data encrypted at rest (DKIM keys, script URLs) unreadable'
+          : '')
+      );
+    }
+    if (this.processSecrets.length) {
+      return `Generated for this process only (tokens and data encrypted at rest die with it): ${this.processSecrets.join(', ')}`;
+    }
+    return undefined;
+  }
+
   static fromEnv(
     source: NodeJS.ProcessEnv = process.env,
     logger: Pick<Logger, 'warn'> = new Logger('Config'),
+    options: FromEnvOptions = {},
   ): AppConfig {
     const env = plainToInstance(EnvironmentVariables, { ...source }, { exposeDefaultValues: true });
     const problems = validateSync(env, { whitelist: true, forbidUnknownValues: false }).flatMap((e) =>
@@ -343,12 +410,23 @@ export class AppConfig {
     }
     if (problems.length) throw new ConfigurationError(problems);
 
-    const generated: string[] = [];
+    // Secrets the environment does not set (never in production, refused above): kept in
+    // DATA_DIR in development when asked, else generated for this process only.
+    const missing = KEPT_SECRET_NAMES.filter((name) => !env[name]);
+    let kept: KeptSecrets | undefined;
+    const processOnly: string[] = [];
+    const values: Partial<Record<KeptSecretName, string>> = {};
+    if (missing.length && options.keepGeneratedSecrets && env.NODE_ENV === 'development') {
+      const file = loadOrCreateDevelopmentSecrets(resolve(env.DATA_DIR));
+      const broken = file.problems.filter((p) => !p.name || missing.includes(p.name));
+      if (broken.length) throw new ConfigurationError(broken.map((p) => p.message));
+      for (const name of missing) values[name] = file.values[name];
+      kept = { path: file.path, created: file.created, names: missing };
+    } else processOnly.push(...missing);
+
     const secret = (name: (typeof SECRET_NAMES)[number]): KeyObject => {
-      const value = env[name];
-      if (value) return createSecretKey(Buffer.from(value, 'utf8'));
-      generated.push(name);
-      return createSecretKey(randomBytes(48));
+      const value = env[name] ?? values[name];
+      return createSecretKey(value ? Buffer.from(value, 'utf8') : randomBytes(48));
     };
     const keys: SecretKeys = {
       access: secret('JWT_ACCESS_SECRET'),
@@ -356,15 +434,18 @@ export class AppConfig {
       verification: secret('JWT_VERIFICATION_SECRET'),
       reset: secret('JWT_RESET_SECRET'),
     };
-    let encryptionKey: Buffer;
-    if (env.ENCRYPTION_KEY) encryptionKey = Buffer.from(env.ENCRYPTION_KEY, 'base64');
-    else {
-      generated.push('ENCRYPTION_KEY');
-      encryptionKey = randomBytes(32);
-    }
-    if (generated.length && env.NODE_ENV !== 'test') {
-      logger.warn(`Generated for this process only (tokens die with it): ${generated.join(', ')}`);
-    }
-    return new AppConfig(env, keys, encryptionKey);
+    const encryptionKeyText = env.ENCRYPTION_KEY ?? values.ENCRYPTION_KEY;
+    const encryptionKey = encryptionKeyText ? Buffer.from(encryptionKeyText, 'base64') : randomBytes(32);
+    const config = new AppConfig(env, keys, encryptionKey, { kept, processOnly });
+    const warning = config.secretsWarning;
+    if (warning && env.NODE_ENV !== 'test') logger.warn(warning);
+    return config;
   }
+}
+
+/** Secret names for a person: the four JWT secrets as one item when all are there. */
+function listSecrets(names: readonly string[]): string {
+  const jwt = SECRET_NAMES.every((name) => names.includes(name));
+  const rest = names.filter((name) => !jwt || !(SECRET_NAMES as readonly string[]).includes(name));
+  return [...(jwt ? ['the four JWT_*_SECRET'] : []), ...rest].join(', ');
 }

@@ -17,7 +17,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
  * to beside it, on the same database as the API. main.cf: README, "Postfix".
  */
 async function bootstrap(): Promise<void> {
-  AppConfig.fromEnv(process.env, { warn: () => undefined });
+  AppConfig.fromEnv(process.env, { warn: () => undefined }, { keepGeneratedSecrets: true });
   const app = await NestFactory.createApplicationContext(RelayAgentModule, { bufferLogs: true });
   const logger = app.get(Logger);
   app.useLogger(logger);
