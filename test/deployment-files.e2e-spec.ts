@@ -64,7 +64,7 @@ describe('Deployment files', () => {
     expect(dockerfile.indexOf('COPY src')).toBeLessThan(dockerfile.indexOf('npm run build'));
   });
 
-  it('every variable the compose file sets is one the service reads (the operator guide's environment table)', () => {
+  it('every variable the compose file sets is one the service reads (docs/operator-guide.md environment table)', () => {
     const documented = read('docs/operator-guide.md');
     const compose = read('docker-compose.yml');
     const services = ['app', 'relay-agent'];
