@@ -45,8 +45,10 @@ export function saslServer(app: INestApplicationContext): SaslServer {
 
 /** DKIM signing and From alignment answering from the application's attribution and keys. */
 export function milterServer(app: INestApplicationContext): MilterServer {
+  const env = app.get(AppConfig).env;
   return new MilterServer(app.get(RelayMilterDecisions), {
-    requireVerifiedDomain: app.get(AppConfig).env.RELAY_REQUIRE_VERIFIED_DOMAIN,
+    requireVerifiedDomain: env.RELAY_REQUIRE_VERIFIED_DOMAIN,
+    smtpLineLengthLimit: env.SMTP_LINE_LENGTH_LIMIT,
   });
 }
 

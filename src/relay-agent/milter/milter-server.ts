@@ -35,6 +35,11 @@ export interface MilterServerOptions {
   maxFrameBytes?: number;
   /** A message whose headers pass this many bytes closes the connection (Postfix then tempfails it). */
   maxHeaderBytes?: number;
+  /**
+   * SMTP_LINE_LENGTH_LIMIT, equal to Postfix's `smtp_line_length_limit`: the message is signed as
+   * Postfix's SMTP client will send it, lines longer than this folded (line-folding.ts); 0 as it is.
+   */
+  smtpLineLengthLimit?: number;
 }
 
 /**
@@ -80,6 +85,7 @@ export class MilterServer extends TcpListener<MilterConnection> {
       requireVerifiedDomain: options.requireVerifiedDomain ?? true,
       maxFrameBytes: options.maxFrameBytes ?? MAX_MILTER_FRAME_BYTES,
       maxHeaderBytes: options.maxHeaderBytes ?? 1024 * 1024,
+      smtpLineLengthLimit: options.smtpLineLengthLimit ?? 0,
     };
   }
 
@@ -133,8 +139,9 @@ class Message {
     readonly sender: string,
     /** Mail Postfix makes itself (no SMTP client: pickup, notices): accepted as it is, nothing kept. */
     readonly asIs: boolean,
+    smtpLineLengthLimit: number,
   ) {
-    this.bodyHash = asIs ? null : new BodyHash();
+    this.bodyHash = asIs ? null : new BodyHash(smtpLineLengthLimit);
   }
 
   /** Whether the body still matters (the message may be signed). */
@@ -291,7 +298,7 @@ class MilterConnection {
    */
   private startMessage(mailFrom: string): Message {
     const sender = mailFrom.replace(/^<(.*)>$/, '$1').trim();
-    return new Message(sender, this.clientAddress() === undefined);
+    return new Message(sender, this.clientAddress() === undefined, this.options.smtpLineLengthLimit);
   }
 
   /** The SMTP client's address; none for Postfix's own submissions (pickup, no real peer: port 0). */
@@ -416,6 +423,7 @@ class MilterConnection {
             (message.bodyHash as BodyHash).digest(),
             outcome.key,
             new Date(),
+            this.options.smtpLineLengthLimit,
           );
           this.write(Buffer.concat([insertHeader(0, header.name, header.value), continueReply()]));
           milterMessages.inc({ outcome: 'signed', reason: '' });
