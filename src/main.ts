@@ -4,6 +4,7 @@ import './common/runtime/thread-pool';
 // Before argon2's first hash: glibc then returns its 19 MiB blocks (see there).
 import './common/runtime/malloc-threshold';
 import { NestFactory } from '@nestjs/core';
+import { AddressInfo, isIPv6 } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
@@ -30,17 +31,22 @@ setFlagsFromString('--heap-growing-percent=50');
 async function bootstrap(): Promise<void> {
   // Validate before Nest starts, so a configuration error is a plain list rather than a stack trace
   // (a broken development secrets file too: this call creates or reads it, AppConfigModule's reuses it).
-  AppConfig.fromEnv(process.env, { warn: () => undefined }, { keepGeneratedSecrets: true });
+  const checked = AppConfig.fromEnv(process.env, { warn: () => undefined }, { keepGeneratedSecrets: true });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule,
     createFastifyAdapter(),
     NEST_APP_OPTIONS,
   );
   await configureApp(app);
-  const port = app.get(AppConfig).env.PORT;
-  await app.listen(port, '0.0.0.0');
+  const config = app.get(AppConfig);
+  await app.listen(config.env.PORT, config.host);
   const logger = app.get(Logger);
-  logger.log(`Listening on port ${port}; API docs at /api-docs`, 'Bootstrap');
+  // The start's last line: where it listens, where the docs are, and (repeated, since the first
+  // one is far above) what the secrets not set in the environment are and where they are kept.
+  const ready = readyLine(config.host, (app.getHttpServer().address() as AddressInfo).port);
+  const warning = checked.secretsWarning;
+  if (warning) logger.warn(`${ready}. ${warning}`, 'Bootstrap');
+  else logger.log(ready, 'Bootstrap');
   reportEventLoopDelayOverIpc();
 
   // Nest's enableShutdownHooks() re-raises the signal after closing (exit status 143); the
@@ -64,6 +70,15 @@ async function bootstrap(): Promise<void> {
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
+}
+
+/** `Listening on http://127.0.0.1:3000; API docs at http://127.0.0.1:3000/api-docs`. */
+function readyLine(host: string, port: number): string {
+  const everywhere = host === '0.0.0.0' || host === '::';
+  const name = everywhere ? 'localhost' : isIPv6(host) ? `[${host}]` : host;
+  const url = `http://${name}:${port}`;
+  const where = everywhere ? ` (every interface: HOST=${host})` : '';
+  return `Listening on ${url}${where}; API docs at ${url}/api-docs`;
 }
 
 bootstrap().catch((error: unknown) => {

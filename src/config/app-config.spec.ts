@@ -175,10 +175,8 @@ describe('AppConfig development secrets kept in DATA_DIR', () => {
     expect(second.keptSecrets).toMatchObject({ path: file(), created: false });
     expect(second.keptSecrets!.names).toHaveLength(5);
     // The warning says where they are kept, never what they are.
-    expect(warnings).toEqual([
-      expect.stringContaining(`generated into ${file()} (mode 0600)`),
-      expect.stringContaining(`taken from ${file()} (mode 0600)`),
-    ]);
+    expect(warnings).toHaveLength(2);
+    for (const warning of warnings) expect(warning).toContain(`kept in ${file()} (mode 0600)`);
     const text = readFileSync(file(), 'utf8');
     const encryptionKey = /^ENCRYPTION_KEY=(.+)$/m.exec(text)![1];
     expect(Buffer.from(encryptionKey, 'base64').equals(first.encryptionKey)).toBe(true);

@@ -362,11 +362,11 @@ export class AppConfig {
    */
   get secretsWarning(): string | undefined {
     if (this.keptSecrets) {
-      const { path, created, names } = this.keptSecrets;
+      const { path, names } = this.keptSecrets;
       return (
-        `Secrets not set in the environment (${listSecrets(names)}): ` +
-        `${created ? 'generated into' : 'taken from'} ${path} (mode 0600), kept for the next starts ` +
-        'on this DATA_DIR. Development only: production requires them in the environment' +
+        `Secrets not set in the environment (${listSecrets(names)}) are kept in ${path} ` +
+        '(mode 0600) and reused at each start on this DATA_DIR. Development only: production ' +
+        'requires them in the environment' +
         (names.includes('ENCRYPTION_KEY')
           ? '; deleting the file makes data encrypted at rest (DKIM keys, script URLs) unreadable'
           : '')

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Params } from 'nestjs-pino';
 import { storage, Store } from 'nestjs-pino/storage';
-import pino, { Logger } from 'pino';
+import pino, { LogFn, Logger, LoggerOptions } from 'pino';
+import PinoPretty from 'pino-pretty';
 import type { AppConfig } from '../../config/app-config';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -45,9 +46,73 @@ export function loggedPath(url: string): string {
   return path.replace(CREDENTIAL_IN_PATH, '$1[REDACTED]');
 }
 
-/** The one pino logger of the process (JSON lines, redaction, level from LOG_LEVEL). */
-export function createRootLogger(config: AppConfig): Logger {
-  return pino({ level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } });
+/**
+ * Nest's account of its start: each module initialised, each controller and route mapped (about
+ * 200 lines). Logged at debug, not info: shown with LOG_LEVEL=debug, not before the ready line.
+ */
+const NEST_MAPPING_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+
+/**
+ * Log lines for a person rather than a log shipper: when standard output is a terminal and
+ * NODE_ENV is development. Production and tests (NODE_ENV=test), and any output that is not a
+ * terminal (a pipe, a file, a container's log), keep JSON lines.
+ */
+export function humanReadableLogs(
+  config: Pick<AppConfig, 'env'>,
+  stdout: { isTTY?: boolean } = process.stdout,
+): boolean {
+  return stdout.isTTY === true && config.env.NODE_ENV === 'development';
+}
+
+/** One line per record: `HH:MM:ss.l LEVEL: Context: message`; a request's line as method, path, status, time. */
+function prettyMessage(log: Record<string, unknown>, messageKey: string): string {
+  const req = log.req as { method?: string; path?: string } | undefined;
+  const res = log.res as { statusCode?: number } | undefined;
+  if (req?.method && res?.statusCode !== undefined) {
+    return `${req.method} ${req.path} ${res.statusCode} ${String(log.responseTime)} ms`;
+  }
+  const context = typeof log.context === 'string' ? `${log.context}: ` : '';
+  const request = typeof log.reqId === 'string' && Number(log.level) >= 50 ? ` (request ${log.reqId})` : '';
+  const message = log[messageKey];
+  return `${context}${typeof message === 'string' ? message : JSON.stringify(message ?? '')}${request}`;
+}
+
+/**
+ * The one pino logger of the process: redaction, level from LOG_LEVEL, Nest's module and route
+ * mapping at debug; JSON lines, or pino-pretty's lines on a terminal in development (in this
+ * thread and synchronous, so nothing printed before an exit is lost; written after redaction).
+ */
+export function createRootLogger(config: AppConfig, stdout: { isTTY?: boolean } = process.stdout): Logger {
+  const options: LoggerOptions = {
+    level: config.logLevel,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    hooks: {
+      logMethod(args, method, level) {
+        const first: unknown = args[0];
+        if (
+          level === pino.levels.values.info &&
+          typeof first === 'object' &&
+          first !== null &&
+          NEST_MAPPING_CONTEXTS.has((first as { context?: unknown }).context as string)
+        ) {
+          const debug: LogFn = this.debug;
+          debug.apply(this, args);
+          return;
+        }
+        method.apply(this, args);
+      },
+    },
+  };
+  if (!humanReadableLogs(config, stdout)) return pino(options);
+  return pino(
+    options,
+    PinoPretty({
+      sync: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname,context,reqId,req,res,responseTime',
+      messageFormat: prettyMessage,
+    }),
+  );
 }
 
 /**
