@@ -15,8 +15,10 @@ RUN npm run build && npm prune --omit=dev
 FROM node:26-bookworm-slim
 # No MALLOC_* here: each process fixes glibc's mmap threshold itself at start
 # (src/common/runtime/malloc-threshold.ts), as it does outside the image.
+# HOST: every interface of the container (outside production the service binds 127.0.0.1).
 ENV NODE_ENV=production \
     DATA_DIR=/data \
+    HOST=0.0.0.0 \
     PORT=3000
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules

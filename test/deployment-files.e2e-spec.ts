@@ -40,6 +40,19 @@ describe('Deployment files', () => {
     expect(imageCommand()).toEqual(['node', 'dist/main.js']);
   });
 
+  it("the image's API listens on every interface of the container, in production", () => {
+    const dockerfile = read('Dockerfile');
+    const lastStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    // Its ENV instructions, continuation lines joined, as NAME=value pairs.
+    const env = Object.fromEntries(
+      [...lastStage.replace(/\\\n/g, ' ').matchAll(/^ENV\s+(.*)$/gm)]
+        .flatMap((m) => m[1].trim().split(/\s+/))
+        .map((pair) => pair.split('=') as [string, string]),
+    );
+    expect(env).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0' });
+    expect(read('docs/operator-guide.md')).toContain('| `HOST` |');
+  });
+
   it('the compose file runs the API with the image command and the relay agent as `npm run relay-agent` does', () => {
     expect(composeCommand('app')).toBeUndefined();
     expect(composeCommand('relay-agent')).toEqual(nodeCommandOf(scripts['relay-agent']));
