@@ -1,15 +1,14 @@
 import { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { DeliveryRecordsService } from '../src/modules/delivery/delivery-records.service';
-import { RelayAgentModule } from '../src/relay-agent/relay-agent.module';
 import { RunningRelayAgent, startRelayAgent } from '../src/relay-agent/relay-agent';
 import { PostfixMilterClient } from '../src/relay-agent/milter/testing/postfix-milter-client';
 import { MAX_FAILURES } from '../src/relay-agent/sasl/relay-authenticator';
 import { SaslTestClient } from '../src/relay-agent/sasl/sasl-test-client';
 import { bearer, createActiveUser, createAdmin, createPaidCompany, expectFailure } from './support/factories';
+import { relayAgentApplication } from './support/relay-agent-app';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
@@ -474,24 +473,7 @@ describe('The relay agent: /health and /metrics on AGENT_HTTP_PORT', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
-    const options = t.dataSource.options;
-    const database =
-      options.type === 'postgres'
-        ? { DATABASE_URL: String(options.url) }
-        : { DATA_DIR: dirname(String(options.database)), DATABASE_URL: '' };
-    const saved = { ...process.env };
-    Object.assign(process.env, {
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'silent',
-      REDIS_URL: '',
-      METRICS_TOKEN: TOKEN,
-      ...database,
-    });
-    try {
-      agentApp = await NestFactory.createApplicationContext(RelayAgentModule, { logger: false });
-    } finally {
-      process.env = saved;
-    }
+    agentApp = await relayAgentApplication(t, { METRICS_TOKEN: TOKEN });
     agent = await startRelayAgent(agentApp, '127.0.0.1', {
       policy: 0,
       sasl: 'any',

@@ -1,20 +1,17 @@
 import { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { authenticate } from 'mailauth';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { EncryptionService } from '../src/common/crypto/encryption.service';
+import { join } from 'node:path';
 import { Company } from '../src/modules/companies/entities/company.entity';
-import { Domain } from '../src/modules/domains/entities/domain.entity';
 import { RunningRelayAgent, startRelayAgent } from '../src/relay-agent/relay-agent';
-import { RelayAgentModule } from '../src/relay-agent/relay-agent.module';
-import { splitTxt, TestDnsServer } from './support/dns-server';
-import { bearer, createActiveUser } from './support/factories';
+import { publishSigningDomain, TestDnsServer } from './support/dns-server';
+import { bearer, createActiveUser, storeDomain } from './support/factories';
 import { flushQueue, postfixAvailable, startPostfix, stopPostfix, swaks } from './support/postfix';
 import { SmtpSink } from './support/smtp-sink';
+import { relayAgentApplication } from './support/relay-agent-app';
 import { createTestApp, TestApp } from './support/test-app';
 
 const available = postfixAvailable();
@@ -86,25 +83,7 @@ function foldedAt990(line: string): string {
 
     /** A relay agent application on the API's database, with SMTP_LINE_LENGTH_LIMIT = `limit`. */
     async function startAgent(limit: number): Promise<RunningRelayAgent> {
-      const options = t.dataSource.options;
-      const env =
-        options.type === 'postgres'
-          ? { DATABASE_URL: String(options.url) }
-          : { DATA_DIR: dirname(String(options.database)), DATABASE_URL: '' };
-      const saved = { ...process.env };
-      Object.assign(process.env, {
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'silent',
-        ENCRYPTION_KEY,
-        SMTP_LINE_LENGTH_LIMIT: String(limit),
-        ...env,
-      });
-      let app: INestApplicationContext;
-      try {
-        app = await NestFactory.createApplicationContext(RelayAgentModule, { logger: false });
-      } finally {
-        process.env = saved;
-      }
+      const app = await relayAgentApplication(t, { ENCRYPTION_KEY, SMTP_LINE_LENGTH_LIMIT: String(limit) });
       const agent = await startRelayAgent(app, '127.0.0.1', { policy: 'any', sasl: 'any', milter: 'any' });
       agents.push({ app, agent });
       return agent;
@@ -190,24 +169,12 @@ function foldedAt990(line: string): string {
           used: 0,
         },
       );
-      const domains = t.dataSource.getRepository(Domain);
-      await domains.save(
-        domains.create({
-          companyId: found.id,
-          name: domain,
-          status: 'verified',
-          verificationToken: 'token',
-          dkimSelector: SELECTOR,
-          dkimPublicKey,
-          dkimPrivateKey: t.app.get(EncryptionService).encrypt(dkimPrivateKey),
-          records: [],
-          verifiedAt: new Date(),
-        }),
-      );
-      dns.zone.set(`${SELECTOR}._domainkey.${domain}`, {
-        txt: [splitTxt(`v=DKIM1; k=rsa; p=${dkimPublicKey}`)],
+      await storeDomain(t, found.id, domain, 'verified', {
+        selector: SELECTOR,
+        publicKey: dkimPublicKey,
+        privateKeyPem: dkimPrivateKey,
       });
-      dns.zone.set(`_dmarc.${domain}`, { txt: [['v=DMARC1; p=reject']] });
+      publishSigningDomain(dns, domain, SELECTOR, dkimPublicKey);
       relayUsername = found.relayUsername;
       relayPassword = (
         await t

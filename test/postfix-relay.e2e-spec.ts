@@ -1,20 +1,16 @@
-import { NestFactory } from '@nestjs/core';
 import { INestApplicationContext } from '@nestjs/common';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { authenticate } from 'mailauth';
-import { EncryptionService } from '../src/common/crypto/encryption.service';
 import { Company } from '../src/modules/companies/entities/company.entity';
-import { Domain } from '../src/modules/domains/entities/domain.entity';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
 import { RunningRelayAgent, startRelayAgent } from '../src/relay-agent/relay-agent';
-import { RelayAgentModule } from '../src/relay-agent/relay-agent.module';
-import { splitTxt, TestDnsServer } from './support/dns-server';
-import { bearer, createActiveUser, createAdmin } from './support/factories';
+import { publishSigningDomain, TestDnsServer } from './support/dns-server';
+import { bearer, createActiveUser, createAdmin, storeDomain } from './support/factories';
 import {
   flushQueue,
   postfixAvailable,
@@ -24,6 +20,7 @@ import {
   swaks,
 } from './support/postfix';
 import { SmtpSink } from './support/smtp-sink';
+import { relayAgentApplication } from './support/relay-agent-app';
 import { createTestApp, TestApp } from './support/test-app';
 
 const available = postfixAvailable();
@@ -56,22 +53,6 @@ if (!available.ok) {
   const dkimPrivateKey = dkimKey.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const dkimPublicKey = dkimKey.publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
 
-  /** The relay agent's application (RelayAgentModule) on the same database as the API under test. */
-  async function agentApplication(): Promise<INestApplicationContext> {
-    const options = t.dataSource.options;
-    const env =
-      options.type === 'postgres'
-        ? { DATABASE_URL: String(options.url) }
-        : { DATA_DIR: dirname(String(options.database)), DATABASE_URL: '' };
-    const saved = { ...process.env };
-    Object.assign(process.env, { NODE_ENV: 'test', LOG_LEVEL: 'silent', ENCRYPTION_KEY, ...env });
-    try {
-      return await NestFactory.createApplicationContext(RelayAgentModule, { logger: false });
-    } finally {
-      process.env = saved;
-    }
-  }
-
   /** A paid company in `state` with its owner; its verified sender domain when `domain` is given. */
   async function company(state: Partial<Company>, domain?: string) {
     const owner = await createActiveUser(t);
@@ -89,24 +70,12 @@ if (!available.ok) {
       },
     );
     if (domain) {
-      const domains = t.dataSource.getRepository(Domain);
-      await domains.save(
-        domains.create({
-          companyId: found.id,
-          name: domain,
-          status: 'verified',
-          verificationToken: 'token',
-          dkimSelector: SELECTOR,
-          dkimPublicKey,
-          dkimPrivateKey: t.app.get(EncryptionService).encrypt(dkimPrivateKey),
-          records: [],
-          verifiedAt: new Date(),
-        }),
-      );
-      dns.zone.set(`${SELECTOR}._domainkey.${domain}`, {
-        txt: [splitTxt(`v=DKIM1; k=rsa; p=${dkimPublicKey}`)],
+      await storeDomain(t, found.id, domain, 'verified', {
+        selector: SELECTOR,
+        publicKey: dkimPublicKey,
+        privateKeyPem: dkimPrivateKey,
       });
-      dns.zone.set(`_dmarc.${domain}`, { txt: [['v=DMARC1; p=reject']] });
+      publishSigningDomain(dns, domain, SELECTOR, dkimPublicKey);
     }
     const relayPassword = (
       await t
@@ -153,7 +122,7 @@ if (!available.ok) {
     dns = new TestDnsServer();
     await dns.start();
     t = await createTestApp({ env: { LOG_SHIPPER_API_KEY: LOG_SHIPPER_KEY, ENCRYPTION_KEY } });
-    agentApp = await agentApplication();
+    agentApp = await relayAgentApplication(t, { ENCRYPTION_KEY });
     agent = await startRelayAgent(agentApp, '127.0.0.1', { policy: 'any', sasl: 'any', milter: 'any' });
     await startPostfix({
       policyPort: agent.ports.policy!,

@@ -1,15 +1,13 @@
 import { INestApplicationContext, Logger } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import argon2 from 'argon2';
 import Redis from 'ioredis';
 import { createHash, randomBytes } from 'node:crypto';
-import { dirname } from 'node:path';
 import { DataSource } from 'typeorm';
 import { Company } from '../src/modules/companies/entities/company.entity';
-import { RelayAgentModule } from '../src/relay-agent/relay-agent.module';
 import { RunningRelayAgent, startRelayAgent } from '../src/relay-agent/relay-agent';
 import { SaslTestClient } from '../src/relay-agent/sasl/sasl-test-client';
 import { bearer, createActiveUser, RegisteredUser, LoggedIn } from './support/factories';
+import { relayAgentApplication } from './support/relay-agent-app';
 import { createTestApp, TestApp } from './support/test-app';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -54,19 +52,7 @@ describe('Relay agent: SMTP AUTH on the database (e2e)', () => {
   async function startAgent(
     env: Record<string, string> = {},
   ): Promise<{ app: INestApplicationContext; port: number }> {
-    const options = t.dataSource.options;
-    const database =
-      options.type === 'postgres'
-        ? { DATABASE_URL: String(options.url) }
-        : { DATA_DIR: dirname(String(options.database)), DATABASE_URL: '' };
-    const saved = { ...process.env };
-    Object.assign(process.env, { NODE_ENV: 'test', LOG_LEVEL: 'silent', REDIS_URL: '', ...database, ...env });
-    let app: INestApplicationContext;
-    try {
-      app = await NestFactory.createApplicationContext(RelayAgentModule, { logger: false });
-    } finally {
-      process.env = saved;
-    }
+    const app = await relayAgentApplication(t, env);
     const running = await startRelayAgent(app, '127.0.0.1', { policy: 0, sasl: 'any', milter: 0 });
     agents.push({ app, running });
     expect(running.ports.policy).toBeUndefined();

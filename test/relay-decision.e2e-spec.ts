@@ -1,10 +1,16 @@
 import { Repository } from 'typeorm';
 import { CompanyRelayLookup } from '../src/modules/companies/company-relay-lookup';
 import { Company } from '../src/modules/companies/entities/company.entity';
-import { Domain } from '../src/modules/domains/entities/domain.entity';
 import { RelayDecisionService } from '../src/modules/internal/relay-decision.service';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
-import { bearer, createActiveUser, createAdmin, CreatedAdmin, expectFailure } from './support/factories';
+import {
+  bearer,
+  createActiveUser,
+  createAdmin,
+  CreatedAdmin,
+  expectFailure,
+  storeDomain,
+} from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
 const API_KEY = 'internal-api-key-for-tests-0123456789abcdef';
@@ -221,23 +227,7 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
   });
 
   describe('who may relay: SMTP AUTH or an allowed network, never the sender alone', () => {
-    /** A verified sender domain of the company (as the domains area stores one). */
-    async function verifiedDomain(c: Company, name: string): Promise<void> {
-      const domains = t.dataSource.getRepository(Domain);
-      await domains.save(
-        domains.create({
-          companyId: c.id,
-          name,
-          status: 'verified',
-          verificationToken: 'token',
-          dkimSelector: 'rs1',
-          dkimPublicKey: 'key',
-          dkimPrivateKey: 'key',
-          records: [],
-          verifiedAt: new Date(),
-        }),
-      );
-    }
+    const verifiedDomain = (c: Company, name: string) => storeDomain(t, c.id, name);
     const setIps = (c: Company & { token: string }, ips: string[]) =>
       t
         .http()

@@ -1,11 +1,9 @@
 import fc from 'fast-check';
 import { connect } from 'node:net';
-import { EncryptionService } from '../src/common/crypto/encryption.service';
 import { CompanyAttribution } from '../src/modules/attribution/company-attribution.service';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { DomainSigningKeys } from '../src/modules/domains/domain-signing-keys';
 import { DomainSigningModule } from '../src/modules/domains/domain-signing.module';
-import { Domain } from '../src/modules/domains/entities/domain.entity';
 import { RelayDecisionService } from '../src/modules/internal/relay-decision.service';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { PolicyServer } from '../src/policy-server/policy-server';
@@ -13,7 +11,7 @@ import { MilterServer } from '../src/relay-agent/milter/milter-server';
 import { dkimTestKey } from '../src/relay-agent/milter/testing/dkim-test-key';
 import { PostfixMilterClient } from '../src/relay-agent/milter/testing/postfix-milter-client';
 import { RelayMilterDecisions } from '../src/relay-agent/relay-milter-decisions';
-import { createPaidCompany } from './support/factories';
+import { createPaidCompany, storeDomain } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
 const LOG_KEY = 'log-shipper-key-for-relay-identity-0123456789';
@@ -42,20 +40,7 @@ describe('One rule names the company of a message everywhere (property)', () => 
     const company = await createPaidCompany(t);
     const domain = `${key}-identity.test`;
     await t.dataSource.getRepository(Company).update({ id: company.id }, state);
-    const domains = t.dataSource.getRepository(Domain);
-    await domains.save(
-      domains.create({
-        companyId: company.id,
-        name: domain,
-        status: 'verified',
-        verificationToken: 'token',
-        dkimSelector: 'rs1',
-        dkimPublicKey: KEY.publicKey,
-        dkimPrivateKey: t.app.get(EncryptionService).encrypt(KEY.privateKeyPem),
-        records: [],
-        verifiedAt: new Date(),
-      }),
-    );
+    await storeDomain(t, company.id, domain, 'verified', { selector: 'rs1', ...KEY });
     const networks = [network, key === 'a' || key === 'b' ? SHARED : null].filter(Boolean);
     await t.dataSource
       .getRepository(Company)

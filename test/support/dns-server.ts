@@ -122,3 +122,14 @@ export function splitTxt(value: string): string[] {
   for (let i = 0; i < value.length; i += 255) parts.push(value.slice(i, i + 255));
   return parts;
 }
+
+/** Publishes a signing domain's DKIM key (`<selector>._domainkey.<domain>`) and a DMARC `p=reject` record. */
+export function publishSigningDomain(
+  dns: TestDnsServer,
+  domain: string,
+  selector: string,
+  publicKey: string,
+): void {
+  dns.zone.set(`${selector}._domainkey.${domain}`, { txt: [splitTxt(`v=DKIM1; k=rsa; p=${publicKey}`)] });
+  dns.zone.set(`_dmarc.${domain}`, { txt: [['v=DMARC1; p=reject']] });
+}

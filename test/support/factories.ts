@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { EncryptionService } from '../../src/common/crypto/encryption.service';
 import { AdminsService } from '../../src/modules/admins/admins.service';
 import { AdminRoleName } from '../../src/modules/admins/entities/admin-role.entity';
 import { Company } from '../../src/modules/companies/entities/company.entity';
@@ -123,14 +124,16 @@ export const bearer = (token: string): [string, string] => ['authorization', `Be
 
 /** Row count of a table, for "nothing was written" assertions. */
 /**
- * A sender domain of a company written straight into the database (no DNS check, no key pair
- * generated): for tests that need a domain in a given state, not the domains area's behaviour.
+ * A sender domain of a company written straight into the database (no DNS check): for tests that
+ * need a domain in a given state, not the domains area's behaviour. With `key`, its DKIM key pair
+ * (the private key encrypted as the domains area stores it), so that the milter signs with it.
  */
 export async function storeDomain(
   t: TestApp,
   companyId: number,
   name: string,
   status: DomainStatus = 'verified',
+  key?: { selector: string; publicKey: string; privateKeyPem: string },
 ): Promise<Domain> {
   const domains = t.dataSource.getRepository(Domain);
   return domains.save(
@@ -139,10 +142,11 @@ export async function storeDomain(
       name,
       status,
       verificationToken: 'token',
-      dkimSelector: 'relay1',
-      dkimPublicKey: 'public',
-      dkimPrivateKey: 'private',
+      dkimSelector: key?.selector ?? 'relay1',
+      dkimPublicKey: key?.publicKey ?? 'public',
+      dkimPrivateKey: key ? t.app.get(EncryptionService).encrypt(key.privateKeyPem) : 'private',
       records: [],
+      ...(status === 'verified' && { verifiedAt: new Date() }),
     }),
   );
 }
