@@ -14,7 +14,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 /**
  * `npm run relay-agent` (and its older name `npm run policy-server`): what a stock Postfix talks
- * to beside it, on the same database as the API. main.cf: README, "Postfix".
+ * to beside it, on the same database as the API. main.cf: docs/operator-guide.md, "Postfix in front of the service".
  */
 async function bootstrap(): Promise<void> {
   AppConfig.fromEnv(process.env, { warn: () => undefined }, { keepGeneratedSecrets: true });

@@ -81,6 +81,8 @@ export async function startPostfix(options: {
       milter_default_action: 'tempfail',
       disable_mime_output_conversion: 'yes',
       local_header_rewrite_clients: 'permit_mynetworks, permit_sasl_authenticated',
+      // The agent signs as Postfix will fold long lines (SMTP_LINE_LENGTH_LIMIT, default 990).
+      smtp_line_length_limit: '990',
     });
   }
   const runId = `${process.pid}-${randomBytes(4).toString('hex')}`;
