@@ -69,7 +69,12 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   await app.register(inMemoryMultipart, { limits: MULTIPART_LIMITS });
 
   const document = SwaggerModule.createDocument(app, buildOpenApiConfig());
-  SwaggerModule.setup('api-docs', app, document, { jsonDocumentUrl: 'api-docs-json' });
+  SwaggerModule.setup('api-docs', app, document, {
+    jsonDocumentUrl: 'api-docs-json',
+    customSiteTitle: 'Email Relay Service API',
+    // A token given to Authorize survives a reload of the page; the operations can be filtered by tag.
+    swaggerOptions: { persistAuthorization: true, filter: true },
+  });
   return app;
 }
 
@@ -78,7 +83,11 @@ function buildOpenApiConfig() {
     .setTitle('Email Relay Service')
     .setDescription(
       'The API of the email relay platform. Every JSON response is an envelope ' +
-        '`{ status, code, msg, data }` (failures add `error: { msg, details?, omittedDetails? }`).',
+        '`{ status, code, msg, data }` (failures add `error: { msg, details?, omittedDetails? }`).\n\n' +
+        'To call the bearer routes: `POST /api/v1/users/login` (or `/api/v1/admins/login`) answers an ' +
+        '`accessToken`; give it to Authorize. It lasts `JWT_ACCESS_TTL` (60 s by default); ' +
+        '`POST /api/v1/refresh` with the `refreshToken` gives a new one without logging in again ' +
+        '(logins are limited to 10 a minute). Authorize remembers the token across reloads of this page.',
     )
     .setVersion('1')
     // Relative: the API is wherever this document was served from (any host, behind any proxy).

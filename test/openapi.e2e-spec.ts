@@ -381,5 +381,9 @@ describe('OpenAPI document', () => {
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.text).toMatch(/<!DOCTYPE html>/i);
     expect(res.text).toContain('swagger-ui');
+    expect(res.text).toContain('<title>Email Relay Service API</title>');
+    const init = await t.http().get('/api-docs/swagger-ui-init.js').expect(200);
+    expect(init.text).toMatch(/"persistAuthorization": true/);
+    expect(init.text).toMatch(/"filter": true/);
   });
 });
