@@ -13,6 +13,7 @@ import { publishSigningDomain, TestDnsServer } from './support/dns-server';
 import { bearer, createActiveUser, createAdmin, storeDomain } from './support/factories';
 import {
   flushQueue,
+  machinePostfixState,
   postfixAvailable,
   postfixLogFile,
   startPostfix,
@@ -117,7 +118,11 @@ if (!available.ok) {
     throw new Error(`Postfix did not relay "${subject}" to the sink`);
   }
 
+  /** The machine's own Postfix before this run: the run must leave it as it was. */
+  let machineBefore: ReturnType<typeof machinePostfixState>;
+
   beforeAll(async () => {
+    machineBefore = machinePostfixState();
     sink = await new SmtpSink().start();
     dns = new TestDnsServer();
     await dns.start();
@@ -625,5 +630,9 @@ if (!available.ok) {
         60_000,
       );
     });
+  });
+
+  it("leaves the machine's own Postfix alone: its main.cf, master.cf, queue and state as before the run", () => {
+    expect(machinePostfixState()).toEqual(machineBefore);
   });
 });

@@ -1,6 +1,15 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -234,4 +243,29 @@ async function waitForPort(port: number): Promise<void> {
     // trying to connect is the only way to know, every 200 ms until it accepts.
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * What the tests must never change of the machine's own Postfix: its configuration files, the
+ * messages in its queue and whether it runs (compared before and after a run).
+ */
+export function machinePostfixState(): {
+  mainCf: string | null;
+  masterCf: string | null;
+  queued: Record<string, string[]>;
+  running: boolean;
+} {
+  const digest = (file: string) =>
+    existsSync(file) ? createHash('sha256').update(readFileSync(file)).digest('hex') : null;
+  const queued: Record<string, string[]> = {};
+  for (const queue of ['maildrop', 'incoming', 'active', 'deferred', 'hold']) {
+    const dir = join('/var/spool/postfix', queue);
+    queued[queue] = existsSync(dir) ? readdirSync(dir, { recursive: true }).map(String).sort() : [];
+  }
+  return {
+    mainCf: digest('/etc/postfix/main.cf'),
+    masterCf: digest('/etc/postfix/master.cf'),
+    queued,
+    running: spawnSync('postfix', ['status'], { stdio: 'ignore' }).status === 0,
+  };
 }
