@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { CompanyAttribution, identifiesClient } from '../modules/attribution/company-attribution.service';
 import { deriveRelayStatus } from '../modules/companies/relay-status';
 import { DomainSigningKeys } from '../modules/domains/domain-signing-keys';
+import { refusalText } from '../modules/internal/relay-decision.service';
 import type { MilterDecisions, SendingCompany } from './milter/milter-decisions';
 
 /**
@@ -27,8 +28,7 @@ export class RelayMilterDecisions implements MilterDecisions {
     const status = deriveRelayStatus(attribution.company, new Date());
     return {
       id: attribution.company.id,
-      refusal:
-        status === 'suspended' ? 'account suspended' : status === 'no_package' ? 'no active package' : null,
+      refusal: status === 'suspended' || status === 'no_package' ? refusalText(status) : null,
     };
   }
 

@@ -30,15 +30,22 @@ export function senderDomainOf(sender: string | null | undefined): SenderDomain 
   // A quoted local part may hold `@`; a domain never does.
   const at = sender.lastIndexOf('@');
   if (at < 0) return NO_DOMAIN;
-  let domain = sender.slice(at + 1).toLowerCase();
+  const name = hostDomainName(sender.slice(at + 1));
+  return name === null ? NO_DOMAIN : { kind: 'domain', name };
+}
+
+/**
+ * A host name as domains are stored (lower case, IDNA in its ASCII form, no trailing dot), or
+ * null when no company could verify it (empty, an address literal, not a hostname).
+ */
+export function hostDomainName(host: string): string | null {
+  let domain = host.toLowerCase();
   if (domain.endsWith('.')) domain = domain.slice(0, -1);
   // The relay asks for every message: most domains are plain ASCII and skip the IDNA mapping.
-  if (domain.length <= 253 && PLAIN_HOSTNAME.test(domain) && !domain.includes('xn--')) {
-    return { kind: 'domain', name: domain };
-  }
-  if (!domain || domain.startsWith('[') || domain.endsWith('.')) return NO_DOMAIN;
+  if (domain.length <= 253 && PLAIN_HOSTNAME.test(domain) && !domain.includes('xn--')) return domain;
+  if (!domain || domain.startsWith('[') || domain.endsWith('.')) return null;
   const normalised = normaliseDomainName(domain);
-  return 'name' in normalised ? { kind: 'domain', name: normalised.name } : NO_DOMAIN;
+  return 'name' in normalised ? normalised.name : null;
 }
 
 /** The domain of a sender as stored, or null when it has none that a company could verify. */

@@ -14,6 +14,12 @@ const REFUSALS: Record<Exclude<RelayStatus, 'active'>, string> = {
   expired: 'DEFER_IF_PERMIT subscription period expired',
   quota_exceeded: 'DEFER_IF_PERMIT quota exceeded',
 };
+
+/** The text of a refused relay state (`account suspended`), as the milter refuses it too. */
+export function refusalText(status: Exclude<RelayStatus, 'active'>): string {
+  return reasonOf(REFUSALS[status]);
+}
+
 const UNKNOWN_ACCOUNT = 'REJECT unknown account';
 const NOT_AUTHENTICATED = 'REJECT Authentication required';
 const UNVERIFIED_DOMAIN = 'REJECT sender domain not verified';

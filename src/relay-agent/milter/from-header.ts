@@ -1,6 +1,6 @@
 import libmime from 'libmime';
 import addressparser from 'nodemailer/lib/addressparser';
-import { senderDomainName } from '../../modules/attribution/sender-identity';
+import { hostDomainName, senderDomainName } from '../../modules/attribution/sender-identity';
 
 export interface FromAddress {
   address: string;
@@ -60,7 +60,7 @@ function namesAnotherDomain(value: string, addresses: FromAddress[]): boolean {
   for (const match of text.matchAll(WRITTEN_ADDRESS)) {
     const host = match[1].replace(/[.]+$/, '');
     if (!host.includes('.')) continue;
-    const domain = senderDomainName(`x@${host}`) ?? host.toLowerCase();
+    const domain = hostDomainName(host) ?? host.toLowerCase();
     if (!domains.has(domain)) return true;
   }
   return false;

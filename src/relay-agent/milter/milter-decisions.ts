@@ -1,8 +1,8 @@
 /** The sending company as the milter needs it: who, and whether its account may send at all. */
 export interface SendingCompany {
   id: number;
-  /** Refused at the end of data: the account is suspended, or has no package. */
-  refusal: 'account suspended' | 'no active package' | null;
+  /** Why it is refused at the end of data (`account suspended`, `no active package`); null when it may send. */
+  refusal: string | null;
 }
 
 /** What the milter asks the service about a message; the relay agent's wiring implements it. */

@@ -116,8 +116,6 @@ const FROM_PROBLEM_REPLIES: Record<FromProblem, string> = {
   quoted_at: '550 5.6.0 From address has a quoted local part holding @',
   display_name: '550 5.7.1 From display name names another address',
 };
-/** The forms judged whatever RELAY_REQUIRE_VERIFIED_DOMAIN says: a From: with no mailbox at all. */
-const STRUCTURAL_PROBLEMS: ReadonlySet<FromProblem> = new Set(['no_address']);
 
 /** The headers kept of a message: those signed (From among them); the others are only counted. */
 const KEPT_HEADERS: ReadonlySet<string> = new Set(SIGNED_HEADERS.map((name) => name.toLowerCase()));
@@ -369,7 +367,8 @@ class MilterConnection {
     }
     const from = parseFromHeader(froms[0].value);
     if ('problem' in from) {
-      if (!this.options.requireVerifiedDomain && !STRUCTURAL_PROBLEMS.has(from.problem)) return ACCEPT;
+      // A From: with no mailbox at all is refused whatever RELAY_REQUIRE_VERIFIED_DOMAIN says.
+      if (!this.options.requireVerifiedDomain && from.problem !== 'no_address') return ACCEPT;
       return { kind: 'refuse', reply: FROM_PROBLEM_REPLIES[from.problem], reason: `from_${from.problem}` };
     }
     const { addresses } = from;
