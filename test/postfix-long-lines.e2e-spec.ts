@@ -13,6 +13,7 @@ import { flushQueue, postfixAvailable, startPostfix, stopPostfix, swaks } from '
 import { SmtpSink } from './support/smtp-sink';
 import { relayAgentApplication } from './support/relay-agent-app';
 import { createTestApp, TestApp } from './support/test-app';
+import { markedLine } from '../src/relay-agent/milter/testing/marked-line';
 
 const available = postfixAvailable();
 const DAY = 86_400_000;
@@ -25,15 +26,6 @@ if (!available.ok) {
   // CI installs Postfix and swaks (.ci/run): there, a missing one is a failure, not a skip.
   if (process.env.CI) throw new Error(`The long-line Postfix test cannot run in CI: ${available.why}`);
   console.warn(`Skipping the long-line Postfix test: ${available.why}`);
-}
-
-/** "a123456789b123456789…": every fold point is visible. */
-function pattern(length: number): string {
-  const marks = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
-  let s = '';
-  for (let i = 0; i < length; i++)
-    s += i % 10 === 0 ? marks[Math.floor(i / 10) % marks.length] : String(i % 10);
-  return s;
 }
 
 /**
@@ -71,9 +63,9 @@ function foldedAt990(line: string): string {
     let relayPassword: string;
     const bodyFile = join(tmpdir(), `relay-long-lines-${process.pid}.txt`);
 
-    const line5000 = pattern(5000);
-    const line1500 = pattern(1500);
-    const dotLine = `.${pattern(1999)}`;
+    const line5000 = markedLine(5000);
+    const line1500 = markedLine(1500);
+    const dotLine = `.${markedLine(1999)}`;
     const eightBit = 'ä'.repeat(1200);
     // A signed header on one physical line of 1,523 characters: Postfix folds it inside a message id.
     const references = Array.from(

@@ -37,6 +37,15 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
       .send(body)
       .expect(200);
 
+  /** The company's allowed networks, set by its owner through the API (the change is announced). */
+  const setIps = (c: Company & { token: string }, ips: string[]) =>
+    t
+      .http()
+      .put(`/api/v1/companies/${c.uuid}/allowed-ips`)
+      .set(...bearer(c.token))
+      .send({ ips })
+      .expect(200);
+
   /** A company with its owner, in the state given (written before anything asked about it). */
   async function company(state: Partial<Company> = {}): Promise<Company & { token: string }> {
     const owner = await createActiveUser(t);
@@ -228,13 +237,6 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
 
   describe('who may relay: SMTP AUTH or an allowed network, never the sender alone', () => {
     const verifiedDomain = (c: Company, name: string) => storeDomain(t, c.id, name);
-    const setIps = (c: Company & { token: string }, ips: string[]) =>
-      t
-        .http()
-        .put(`/api/v1/companies/${c.uuid}/allowed-ips`)
-        .set(...bearer(c.token))
-        .send({ ips })
-        .expect(200);
     const NOT_AUTHENTICATED = {
       allowed: false,
       action: 'REJECT Authentication required',
@@ -307,14 +309,6 @@ describe('Relay decision (POST /api/internal/relay-status)', () => {
   });
 
   describe('allowed IPs', () => {
-    const setIps = (c: Company & { token: string }, ips: string[]) =>
-      t
-        .http()
-        .put(`/api/v1/companies/${c.uuid}/allowed-ips`)
-        .set(...bearer(c.token))
-        .send({ ips })
-        .expect(200);
-
     it('identifies the one company whose networks hold the client address, at once after a change', async () => {
       const acme = await company();
       expect((await decide({ clientAddress: '198.51.100.77' }).expect(200)).body.data.action).toBe(

@@ -9,15 +9,7 @@ import {
   LineFoldingOptions,
 } from './line-folding';
 import { deliveredMessage, dkimResults, dkimTestKey } from './testing/dkim-test-key';
-
-/** The test lines sent through Postfix: "a123456789b123456789…", so every fold point is visible. */
-function pattern(length: number): string {
-  const marks = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
-  let s = '';
-  for (let i = 0; i < length; i++)
-    s += i % 10 === 0 ? marks[Math.floor(i / 10) % marks.length] : String(i % 10);
-  return s;
-}
+import { markedLine } from './testing/marked-line';
 
 /**
  * A line as it arrived at the sink, from the lengths of its lines on the wire (what
@@ -123,22 +115,22 @@ function postfixReference(text: Buffer, limit: number, recordLimit: number, part
 describe('LineFolder: what Postfix 3.7 sent (private instance, smtp_line_length_limit 998 and 990)', () => {
   // [line, wire line lengths at 998, at 990]
   const observed: Array<[string, string, number[], number[]]> = [
-    ['998 characters', pattern(998), [998], [990, 9]],
-    ['999 characters', pattern(999), [998, 2], [990, 10]],
-    ['1,000 characters', pattern(1000), [998, 3], [990, 11]],
-    ['1,500 characters', pattern(1500), [998, 503], [990, 511]],
-    ['1,998 characters', pattern(1998), [998, 998, 4], [990, 990, 20]],
-    ['2,047 characters', pattern(2047), [998, 998, 53], [990, 990, 69]],
-    ['2,048 characters (one full queue-file record)', pattern(2048), [998, 998, 54], [990, 990, 70]],
-    ['2,049 characters', pattern(2049), [998, 998, 55], [990, 990, 71]],
-    ['4,096 characters', pattern(4096), [998, 998, 998, 998, 108], [990, 990, 990, 990, 140]],
-    ['5,000 characters', pattern(5000), [998, 998, 998, 998, 998, 15], [990, 990, 990, 990, 990, 55]],
-    ['1,500 starting with "."', '.' + pattern(1499), [998, 503], [990, 511]],
-    ['2,047 starting with "."', '.' + pattern(2046), [998, 998, 53], [990, 990, 69]],
-    ['2,048 starting with "."', '.' + pattern(2047), [998, 998, 54], [990, 990, 70]],
+    ['998 characters', markedLine(998), [998], [990, 9]],
+    ['999 characters', markedLine(999), [998, 2], [990, 10]],
+    ['1,000 characters', markedLine(1000), [998, 3], [990, 11]],
+    ['1,500 characters', markedLine(1500), [998, 503], [990, 511]],
+    ['1,998 characters', markedLine(1998), [998, 998, 4], [990, 990, 20]],
+    ['2,047 characters', markedLine(2047), [998, 998, 53], [990, 990, 69]],
+    ['2,048 characters (one full queue-file record)', markedLine(2048), [998, 998, 54], [990, 990, 70]],
+    ['2,049 characters', markedLine(2049), [998, 998, 55], [990, 990, 71]],
+    ['4,096 characters', markedLine(4096), [998, 998, 998, 998, 108], [990, 990, 990, 990, 140]],
+    ['5,000 characters', markedLine(5000), [998, 998, 998, 998, 998, 15], [990, 990, 990, 990, 990, 55]],
+    ['1,500 starting with "."', '.' + markedLine(1499), [998, 503], [990, 511]],
+    ['2,047 starting with "."', '.' + markedLine(2046), [998, 998, 53], [990, 990, 69]],
+    ['2,048 starting with "."', '.' + markedLine(2047), [998, 998, 54], [990, 990, 70]],
     [
       '5,000 starting with "."',
-      '.' + pattern(4999),
+      '.' + markedLine(4999),
       [998, 998, 998, 998, 998, 15],
       [990, 990, 990, 990, 990, 55],
     ],
@@ -163,7 +155,7 @@ describe('LineFolder: what Postfix 3.7 sent (private instance, smtp_line_length_
   });
 
   it('folds a 5,000- and a 1,500-character line between short ones, every line at most 990 bytes', () => {
-    const text = Buffer.from(`start\r\n${pattern(5000)}\r\n--\r\n${pattern(1500)}\r\nend\r\n`);
+    const text = Buffer.from(`start\r\n${markedLine(5000)}\r\n--\r\n${markedLine(1500)}\r\nend\r\n`);
     const folded = foldText(text, 990);
     const lines = folded.toString().split('\r\n');
     expect(lines.map((l) => l.length)).toEqual([5, 990, 990, 990, 990, 990, 55, 2, 990, 511, 3, 0]);
@@ -173,7 +165,7 @@ describe('LineFolder: what Postfix 3.7 sent (private instance, smtp_line_length_
   });
 
   it('leaves the text alone with limit 0 (Postfix does not fold) and short lines at any limit', () => {
-    const text = Buffer.from(`${pattern(5000)}\r\n.${pattern(3000)}\r\n`);
+    const text = Buffer.from(`${markedLine(5000)}\r\n.${markedLine(3000)}\r\n`);
     expectBytes(foldText(text, 0), text);
     const short = Buffer.from('Hello,\r\n\r\n  indented \t\r\n.\r\n..\r\n');
     expectBytes(foldText(short, 990), short);
@@ -181,7 +173,7 @@ describe('LineFolder: what Postfix 3.7 sent (private instance, smtp_line_length_
 
   it('folds header lines the same way (X-Long: 1,200 characters, X-Long5k: 5,002)', () => {
     const long = `X-Long: ${'H'.repeat(1192)}`;
-    const long5k = `X-Long5k: ${pattern(4992)}`;
+    const long5k = `X-Long5k: ${markedLine(4992)}`;
     const block = Buffer.from(`Subject: hi\r\n${long}\r\n${long5k}\r\n`);
     const sub = Buffer.from('Subject: hi\r\n');
     expectBytes(
@@ -206,18 +198,18 @@ describe('LineFolder: what Postfix 3.7 sent (private instance, smtp_line_length_
 describe('LineFolder: a fold on the end of a full queue-file record (what Postfix 3.7 sent)', () => {
   // [limit, line, wire line lengths]: a last length of 1 is the line of a single SPACE.
   const observed: Array<[number, string, number[]]> = [
-    [2048, pattern(2048), [2048, 1]],
-    [2048, pattern(2047), [2047]],
-    [2048, pattern(4096), [2048, 2048, 2]],
-    [2048, '.' + pattern(2046), [2047]],
-    [2048, '.' + pattern(2047), [2048]],
-    [2047, pattern(2048), [2047, 2]],
-    [2047, pattern(2047), [2047]],
-    [2047, '.' + pattern(2046), [2047, 1]], // with DATA the "." takes a byte of the first record
-    [2047, '.' + pattern(2047), [2047, 2]],
-    [1366, pattern(4096), [1366, 1366, 1366, 1]],
-    [1366, pattern(2048), [1366, 683]],
-    [1366, '.' + pattern(2046), [1366, 682]],
+    [2048, markedLine(2048), [2048, 1]],
+    [2048, markedLine(2047), [2047]],
+    [2048, markedLine(4096), [2048, 2048, 2]],
+    [2048, '.' + markedLine(2046), [2047]],
+    [2048, '.' + markedLine(2047), [2048]],
+    [2047, markedLine(2048), [2047, 2]],
+    [2047, markedLine(2047), [2047]],
+    [2047, '.' + markedLine(2046), [2047, 1]], // with DATA the "." takes a byte of the first record
+    [2047, '.' + markedLine(2047), [2047, 2]],
+    [1366, markedLine(4096), [1366, 1366, 1366, 1]],
+    [1366, markedLine(2048), [1366, 683]],
+    [1366, '.' + markedLine(2046), [1366, 682]],
     [990, 'h'.repeat(897_024), [990, ...new Array<number>(906).fill(990), 1]],
     [990, 'i'.repeat(897_023), [990, ...new Array<number>(905).fill(990), 989]],
   ];
@@ -240,7 +232,7 @@ describe('LineFolder: a fold on the end of a full queue-file record (what Postfi
 describe('LineFolder: chunks', () => {
   it('gives the same bytes however the text is cut, 65,535-byte chunks or single bytes', () => {
     const text = Buffer.from(
-      `a\r\n${pattern(5000)}\r\n.${'é'.repeat(3000)}\r\nx\ry\r\n${'h'.repeat(897_024)}\r\n\r\n`,
+      `a\r\n${markedLine(5000)}\r\n.${'é'.repeat(3000)}\r\nx\ry\r\n${'h'.repeat(897_024)}\r\n\r\n`,
     );
     const whole = foldText(text, 990);
     const cuts = (size: number) =>
@@ -263,7 +255,7 @@ describe('LineFolder: chunks', () => {
       fc.oneof(
         fc.constantFrom('\r\n', '\r', '.', ' ', '\t', 'é', '\r\n.', '\r\n '),
         fc.integer({ min: 0, max: 60 }).map((n) => 'x'.repeat(n)),
-        fc.integer({ min: 0, max: 3000 }).map(pattern),
+        fc.integer({ min: 0, max: 3000 }).map(markedLine),
       ),
       { maxLength: 30 },
     )
@@ -287,7 +279,7 @@ describe('LineFolder: chunks', () => {
   it("property: the same bytes as Postfix's own steps, transcribed, small records included (fast-check)", () => {
     const lines = fc
       .array(
-        fc.oneof(fc.stringMatching(/^[.a-z \t]{0,40}$/), fc.integer({ min: 0, max: 6000 }).map(pattern)),
+        fc.oneof(fc.stringMatching(/^[.a-z \t]{0,40}$/), fc.integer({ min: 0, max: 6000 }).map(markedLine)),
         {
           maxLength: 12,
         },
@@ -328,7 +320,7 @@ describe('signing what Postfix will send (BodyHash and dkimSignature with the li
     ['X-Long', 'H'.repeat(1192)],
   ];
   const text = Buffer.from(
-    `Hello\r\n${pattern(5000)}\r\n.${'é'.repeat(750)}\r\n${pattern(1500)}   \r\nbye\r\n`,
+    `Hello\r\n${markedLine(5000)}\r\n.${'é'.repeat(750)}\r\n${markedLine(1500)}   \r\nbye\r\n`,
   );
 
   /** The signature made at `signedFor`, then the message as Postfix sends it at `sentAt`. */
