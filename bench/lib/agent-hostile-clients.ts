@@ -1,8 +1,8 @@
 import { connect, Socket } from 'node:net';
 import { cStrings, Command, encodeFrame } from '../../src/relay-agent/milter/milter-protocol';
 import { PostfixMilterClient, TestMessage } from '../../src/relay-agent/milter/testing/postfix-milter-client';
-import { describeReplies, resetPeak, signs } from './milter';
-import { residentBytes, sleep } from './service';
+import { describeReplies, ResidentPeak, signs, watchResidentPeak } from './milter';
+import { sleep } from './service';
 
 const MB = 1024 * 1024;
 
@@ -35,12 +35,7 @@ export interface ConnectionCount {
   closedByAgent: number;
 }
 
-export interface HostileRun {
-  rssBeforeMb: number;
-  sampledPeakMb: number;
-  /** VmHWM after the run (reset before it where /proc/<pid>/clear_refs lets the bench), or the sampled peak if higher. */
-  peakMb: number;
-  peakReset: boolean;
+export interface HostileRun extends ResidentPeak {
   idle: Record<'policy' | 'sasl' | 'milter', ConnectionCount>;
   frameAnnouncers: ConnectionCount;
   headerSenders: ConnectionCount & { bytesSentMb: number };
@@ -158,10 +153,7 @@ export async function measureHostileClients(
   load: HostileLoad = QUALITY_HOSTILE_LOAD,
 ): Promise<HostileRun> {
   await sleep(200); // the previous run's connections closed and collected
-  const peakReset = resetPeak(pid);
-  const before = residentBytes(pid) ?? Number.NaN;
-  let sampled = before;
-  const sampler = setInterval(() => (sampled = Math.max(sampled, residentBytes(pid) ?? Number.NaN)), 10);
+  const memory = watchResidentPeak(pid);
   const started = performance.now();
   const all: Tracked[] = [];
   let normalClient: PostfixMilterClient | undefined;
@@ -231,17 +223,9 @@ export async function measureHostileClients(
       normal,
       seconds,
     };
-    sampled = Math.max(sampled, residentBytes(pid) ?? Number.NaN);
-    const hwm = residentBytes(pid, 'VmHWM') ?? Number.NaN;
-    return {
-      rssBeforeMb: before / MB,
-      sampledPeakMb: sampled / MB,
-      peakMb: Math.max(hwm, sampled) / MB,
-      peakReset,
-      ...result,
-    };
+    return { ...memory.figures(), ...result };
   } finally {
-    clearInterval(sampler);
+    memory.stop();
     normalClient?.close();
     for (const c of all) c.socket.destroy();
   }

@@ -115,17 +115,7 @@ export async function measureMilterRate(
   };
 }
 
-export interface MilterMemoryRun {
-  /** The agent's resident memory before the messages. */
-  rssBeforeMb: number;
-  /** The highest VmRSS sampled every 10 ms while they were in flight. */
-  sampledPeakMb: number;
-  /**
-   * VmHWM after them: the kernel's own peak, reset before the run where /proc/<pid>/clear_refs
-   * lets this process (else the peak of the agent's whole life so far).
-   */
-  peakMb: number;
-  peakReset: boolean;
+export interface MilterMemoryRun extends ResidentPeak {
   seconds: number;
 }
 
@@ -141,10 +131,7 @@ export async function measureMilterMemory(
   count: number,
 ): Promise<MilterMemoryRun> {
   await sleep(200); // the previous run's connections closed and collected
-  const peakReset = resetPeak(pid);
-  const before = residentBytes(pid) ?? Number.NaN;
-  let sampled = before;
-  const sampler = setInterval(() => (sampled = Math.max(sampled, residentBytes(pid) ?? Number.NaN)), 10);
+  const memory = watchResidentPeak(pid);
   const started = performance.now();
   try {
     const clients = await Promise.all(Array.from({ length: count }, () => PostfixMilterClient.open(port)));
@@ -162,17 +149,48 @@ export async function measureMilterMemory(
       for (const c of clients) c.close();
     }
   } finally {
-    clearInterval(sampler);
+    memory.stop();
   }
   const seconds = (performance.now() - started) / 1000;
-  sampled = Math.max(sampled, residentBytes(pid) ?? Number.NaN);
-  const hwm = residentBytes(pid, 'VmHWM') ?? Number.NaN;
+  return { ...memory.figures(), seconds };
+}
+
+/** A process's resident memory around a run. */
+export interface ResidentPeak {
+  /** Before the run. */
+  rssBeforeMb: number;
+  /** The highest VmRSS sampled every 10 ms during it. */
+  sampledPeakMb: number;
+  /**
+   * VmHWM after it: the kernel's own peak, reset before the run where /proc/<pid>/clear_refs lets
+   * this process (else the peak of the process's whole life so far); the sampled peak if higher.
+   */
+  peakMb: number;
+  peakReset: boolean;
+}
+
+/**
+ * Starts watching `pid`'s resident memory: resets its VmHWM where allowed and samples VmRSS
+ * every 10 ms until `stop()`; `figures()` reads the peaks (after a last sample).
+ */
+export function watchResidentPeak(pid: number): { stop(): void; figures(): ResidentPeak } {
+  const peakReset = resetPeak(pid);
+  const before = residentBytes(pid) ?? Number.NaN;
+  let sampled = before;
+  const sample = () => (sampled = Math.max(sampled, residentBytes(pid) ?? Number.NaN));
+  const sampler = setInterval(sample, 10);
   return {
-    rssBeforeMb: before / MB,
-    sampledPeakMb: sampled / MB,
-    peakMb: Math.max(hwm, sampled) / MB,
-    peakReset,
-    seconds,
+    stop: () => clearInterval(sampler),
+    figures: () => {
+      sample();
+      const hwm = residentBytes(pid, 'VmHWM') ?? Number.NaN;
+      return {
+        rssBeforeMb: before / MB,
+        sampledPeakMb: sampled / MB,
+        peakMb: Math.max(hwm, sampled) / MB,
+        peakReset,
+      };
+    },
   };
 }
 
