@@ -231,7 +231,7 @@ class MilterConnection {
         this.message = this.startMessage(splitStrings(data)[0] ?? '');
         break;
       case Command.Header:
-        this.keepHeader(decodeHeader(data));
+        this.keepHeader(data);
         break;
       case Command.EndOfHeaders:
         this.decide();
@@ -311,14 +311,23 @@ class MilterConnection {
     return this.message;
   }
 
-  private keepHeader(header: { name: string; value: string }): void {
+  /**
+   * Counts a header frame (`name NUL value NUL`) against the message's limit and keeps it only
+   * when it is signed: the value of any other header is never made a string, so a flood of
+   * headers leaves no garbage but the socket reads.
+   */
+  private keepHeader(data: Buffer): void {
     const message = this.currentMessage();
     if (message.asIs) return;
-    message.headerBytes += header.name.length + header.value.length + 4;
+    // `Name: value` and its CRLF, as the header block holds it.
+    message.headerBytes += data.length + 2;
     if (message.headerBytes > this.options.maxHeaderBytes) {
       throw new MilterProtocolError(`headers over ${this.options.maxHeaderBytes} bytes`);
     }
-    if (KEPT_HEADERS.has(header.name.toLowerCase())) message.headers.push(header);
+    const nameEnd = data.indexOf(0);
+    const name = data.toString('latin1', 0, nameEnd < 0 ? data.length : nameEnd);
+    if (KEPT_HEADERS.has(name.toLowerCase())) message.headers.push(decodeHeader(data));
+    else if (!name) throw new MilterProtocolError('header without a name');
   }
 
   private hash(chunk: Buffer): void {
