@@ -3,9 +3,10 @@ import 'dotenv/config';
 import './common/runtime/thread-pool';
 // Before argon2's first hash: glibc then returns its 19 MiB blocks (see there).
 import './common/runtime/malloc-threshold';
+// Before the application allocates: bounds the garbage V8 lets the heap hold (see there).
+import './common/runtime/heap-growth';
 import { NestFactory } from '@nestjs/core';
 import { AddressInfo, isIPv6 } from 'node:net';
-import { setFlagsFromString } from 'node:v8';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
@@ -15,18 +16,6 @@ import { configureApp, createFastifyAdapter, NEST_APP_OPTIONS } from './configur
 
 /** How long SIGTERM waits for requests in flight before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 10_000;
-
-/**
- * V8 lets the old generation grow to up to 4× what survived the last full collection before it
- * collects again; at this service's 60-90 MB of live heap under load that is hundreds of MB of
- * garbage. Growing by at most 1.5× bounds it: with the libuv pool capped (thread-pool.ts) and
- * nothing in the environment, the bench's highest RSS (VmHWM, start through every HTTP run, SQLite,
- * 100,000 records) was 409 MB at 100 % and 344 MB at 50 % (first routes alone: 299 and 252 MB).
- * The service's CPU per request did not move beyond the machine's noise (relay-status 551 against
- * 599 µs, users/me 358 against 324 µs, both runs side by side). Read by V8 at every collection,
- * so setting it here, before the app is built, is enough.
- */
-setFlagsFromString('--heap-growing-percent=50');
 
 async function bootstrap(): Promise<void> {
   // Validate before Nest starts, so a configuration error is a plain list rather than a stack trace

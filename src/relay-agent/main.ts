@@ -3,6 +3,8 @@ import 'dotenv/config';
 import '../common/runtime/thread-pool';
 // Before argon2's first hash: glibc then returns its 19 MiB blocks (see there).
 import '../common/runtime/malloc-threshold';
+// Before the application allocates: bounds the garbage V8 lets the heap hold (see there).
+import '../common/runtime/heap-growth';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { AppConfig, ConfigurationError } from '../config/app-config';
