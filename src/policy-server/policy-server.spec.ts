@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { once } from 'node:events';
 import { connect, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -201,15 +202,13 @@ describe('PolicyServer back-pressure', () => {
     let rssMax = rssBefore;
     const stalled = await connected(at);
     stalled.socket.pause();
+    const stoppedReading = once(server!, 'stalled');
     for (const batch of batches.splice(0)) stalled.socket.write(batch);
-    // Held there: what was read is decided and answered into the paused socket, then nothing more
-    // is read while the client does not read (on a loaded machine that takes a while).
-    let seen = -1;
-    while (decided !== seen) {
-      seen = decided;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      rssMax = Math.max(rssMax, process.memoryUsage().rss);
-    }
+    // Held there: what was read is decided and answered into the paused socket, then the server
+    // stops reading while the client does not read, and says so.
+    await stoppedReading;
+    const seen = decided;
+    rssMax = Math.max(rssMax, process.memoryUsage().rss);
     const mb = (rss: number) => Math.round((rss - rssBefore) / 2 ** 20);
     console.log(`${seen} of ${total} decided before the client read; rss grew by ${mb(rssMax)} MB`);
     expect(seen).toBeLessThan(total);

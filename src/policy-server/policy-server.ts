@@ -43,9 +43,9 @@ export class PolicyServer extends TcpListener<PolicyConnection> {
     this.maxPending = options.maxPending ?? 64;
   }
 
-  protected accept(socket: Socket): PolicyConnection {
+  protected accept(socket: Socket, stalled: () => void): PolicyConnection {
     socket.setTimeout(IDLE_TIMEOUT_MS, () => socket.destroy());
-    return new PolicyConnection(socket, this.decide, this.logger, this.maxPending);
+    return new PolicyConnection(socket, this.decide, this.logger, this.maxPending, stalled);
   }
 }
 
@@ -58,8 +58,9 @@ class PolicyConnection extends PipelinedConnection {
     private readonly decide: Decide,
     private readonly logger: Logger,
     maxPending: number,
+    stalled: () => void,
   ) {
-    super(socket, maxPending);
+    super(socket, maxPending, stalled);
   }
 
   protected received(chunk: Buffer): void {

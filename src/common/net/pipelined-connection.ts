@@ -18,6 +18,8 @@ export abstract class PipelinedConnection {
   constructor(
     protected readonly socket: Socket,
     private readonly maxPending: number,
+    /** Told when reading stops until the client reads, with no answer left to write meanwhile. */
+    private readonly stalled: () => void,
   ) {
     socket.on('data', (chunk: Buffer | string) => {
       this.received(chunk);
@@ -64,6 +66,7 @@ export abstract class PipelinedConnection {
       }
     }
     this.socket.pause();
+    if (this.waitingForDrain && this.waiting === 0 && !this.socket.destroyed) this.stalled();
   }
 
   /**

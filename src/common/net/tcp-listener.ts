@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { EventEmitter } from 'node:events';
 import { AddressInfo, createServer, Socket } from 'node:net';
 
 export interface TcpListenerOptions {
@@ -19,12 +20,15 @@ const REFUSED_LOG_INTERVAL_MS = 60_000;
  * A TCP server of the relay agent (policy, SMTP AUTH, milter): listening, and closing with the
  * connections it holds. Each subclass makes a connection of a socket; `close()` asks every open
  * one to end once it has answered what it has read. At most `maxConnections` are open at once.
+ *
+ * Emits `stalled` when a connection stops reading because its client does not read its replies
+ * and nothing it took is still being answered: the back-pressure specs wait for it.
  */
-export abstract class TcpListener<Connection extends { end(): void }> {
+export abstract class TcpListener<Connection extends { end(): void }> extends EventEmitter<{ stalled: [] }> {
   readonly maxConnections: number;
   private readonly open = new Set<Connection>();
   private readonly server = createServer((socket) => {
-    const connection = this.accept(socket);
+    const connection = this.accept(socket, () => this.emit('stalled'));
     this.open.add(connection);
     socket.on('close', () => this.open.delete(connection));
   });
@@ -33,6 +37,7 @@ export abstract class TcpListener<Connection extends { end(): void }> {
   private refusedLoggedAt = -Infinity;
 
   constructor(options: TcpListenerOptions = {}) {
+    super();
     this.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
     if (!Number.isSafeInteger(this.maxConnections) || this.maxConnections < 1) {
       throw new RangeError(`maxConnections must be a positive integer, not ${this.maxConnections}`);
@@ -42,7 +47,8 @@ export abstract class TcpListener<Connection extends { end(): void }> {
     this.server.on('drop', () => this.dropped());
   }
 
-  protected abstract accept(socket: Socket): Connection;
+  /** Makes the connection of a socket; it calls `stalled` when it waits for its client to read. */
+  protected abstract accept(socket: Socket, stalled: () => void): Connection;
 
   /** Connections open now. */
   get connections(): number {

@@ -89,9 +89,9 @@ export class MilterServer extends TcpListener<MilterConnection> {
     };
   }
 
-  protected accept(socket: Socket): MilterConnection {
+  protected accept(socket: Socket, stalled: () => void): MilterConnection {
     socket.setNoDelay(true);
-    return new MilterConnection(socket, this.decisions, this.options, this.logger);
+    return new MilterConnection(socket, this.decisions, this.options, this.logger, stalled);
   }
 }
 
@@ -163,6 +163,8 @@ class MilterConnection {
     private readonly decisions: MilterDecisions,
     private readonly options: Required<MilterServerOptions>,
     private readonly logger: Logger,
+    /** Told when reading stops until the client reads its replies, nothing being answered. */
+    private readonly stalled: () => void,
   ) {
     this.reader = new FrameReader(options.maxFrameBytes);
     socket.on('data', (chunk: Buffer) => {
@@ -213,6 +215,7 @@ class MilterConnection {
       }
     }
     this.socket.pause();
+    if (this.waitingForDrain && !this.busy && !this.socket.destroyed) this.stalled();
   }
 
   private handle({ command, data }: Frame): Promise<void> | undefined {

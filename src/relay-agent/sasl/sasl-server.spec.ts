@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Authenticate, SaslServer } from './sasl-server';
@@ -205,8 +206,9 @@ describe('SaslServer', () => {
     c.send(`${authLine(1, 'PLAIN')}\tresp=${b64('\0r-abc\0right')}\n`);
     await expect(c.line()).rejects.toThrow('connection closed');
     const waited = performance.now() - started;
+    // Not before the limit; after it as soon as the timer runs (late on a busy machine).
     expect(waited).toBeGreaterThanOrEqual(1_900);
-    expect(waited).toBeLessThan(2_500);
+    expect(waited).toBeLessThan(10_000);
   });
 
   it('keeps other connections answering while one check hangs', async () => {
@@ -231,19 +233,16 @@ describe('SaslServer', () => {
     // rest in its memory.
     const total = 100_000;
     const batch = request.repeat(10_000);
+    const stoppedReading = once(server, 'stalled');
     let sent = 0;
     while (sent < total) {
       c.socket.write(batch);
       sent += 10_000;
     }
-    // Held there: what was read is checked and answered into the paused socket, then nothing
-    // more is read while the client does not read (on a loaded machine that takes a while).
-    let checked = -1;
-    while (authenticate.mock.calls.length !== checked) {
-      checked = authenticate.mock.calls.length;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-    expect(checked).toBeLessThan(total);
+    // Held there: what was read is checked and answered into the paused socket, then the server
+    // stops reading while the client does not read, and says so.
+    await stoppedReading;
+    expect(authenticate.mock.calls.length).toBeLessThan(total);
 
     // Reading again, the client gets every answer and the rest of its requests are read.
     let answered = 0;

@@ -46,13 +46,19 @@ export class SaslServer extends TcpListener<SaslConnection> {
     this.maxPending = options.maxPending ?? 64;
   }
 
-  protected accept(socket: Socket): SaslConnection {
+  protected accept(socket: Socket, stalled: () => void): SaslConnection {
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 60_000);
-    const connection = new SaslConnection(socket, this.authenticate, this.logger, {
-      answerTimeoutMs: this.answerTimeoutMs,
-      maxPending: this.maxPending,
-    });
+    const connection = new SaslConnection(
+      socket,
+      this.authenticate,
+      this.logger,
+      {
+        answerTimeoutMs: this.answerTimeoutMs,
+        maxPending: this.maxPending,
+      },
+      stalled,
+    );
     socket.write(handshake(process.pid, ++this.connectionIds, randomBytes(16).toString('hex')));
     return connection;
   }
@@ -68,8 +74,9 @@ class SaslConnection extends PipelinedConnection {
     private readonly authenticate: Authenticate,
     private readonly logger: Logger,
     private readonly options: Required<Pick<SaslServerOptions, 'answerTimeoutMs' | 'maxPending'>>,
+    stalled: () => void,
   ) {
-    super(socket, options.maxPending);
+    super(socket, options.maxPending, stalled);
   }
 
   protected received(chunk: Buffer): void {
