@@ -5,9 +5,11 @@ import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from '../src/database/data-source-options';
 import { Admin } from '../src/modules/admins/entities/admin.entity';
 import { parseAdminArgs, UsageError } from '../src/cli/admin-create';
+import { builtFile } from './support/built';
 import { freshDatabase, FreshDatabase } from './support/test-app';
 
 const ROOT = join(__dirname, '..');
+const CLI = builtFile('cli/admin-create.js');
 const PASSWORD = 'cli password 1234';
 
 interface Run {
@@ -26,19 +28,19 @@ const withoutNodeWarnings = (stderr: string): string =>
     .replace(/^\(Use `node --trace-[\w-]+ \.\.\.` to show where the warning was created\)\n/gm, '');
 
 /**
- * `npm run admin:create` for real, as a child process: the TypeScript entry point through
- * ts-node (so no build is needed), against a database of its own. Empty strings (rather than
- * absent variables) keep a developer's `.env` from filling them in: dotenv never overrides a
- * variable that is set, and the config reads an empty value as unset.
+ * `npm run admin:create` for real, as a child process: the compiled command of dist/ (built first
+ * when a source is newer), against a database of its own. `input` is what is piped to its
+ * standard input (then closed). Empty strings (rather than absent variables) keep a developer's
+ * `.env` from filling them in: dotenv never overrides a variable that is set, and the config
+ * reads an empty value as unset.
  */
-function runCli(env: Record<string, string | undefined>, args: string[]): Promise<Run> {
+function runCli(env: Record<string, string | undefined>, args: string[], input = ''): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
-      ['-r', 'ts-node/register/transpile-only', 'src/cli/admin-create.ts', ...args],
+      [CLI, ...args],
       {
         cwd: ROOT,
-        timeout: 20000,
         env: {
           PATH: process.env.PATH,
           NODE_ENV: 'test',
@@ -56,10 +58,11 @@ function runCli(env: Record<string, string | undefined>, args: string[]): Promis
         resolve({ code, stdout, stderr: withoutNodeWarnings(stderr) });
       },
     );
+    child.stdin!.end(input);
   });
 }
 
-const USAGE_LINE = 'Usage: npm run admin:create -- --email <email> --password <password>';
+const USAGE_LINE = 'Usage: npm run admin:create -- --email <email> --role <';
 
 /** Argument errors are found before any database work; each run here is a real process. */
 const BAD_INPUT: Array<[string, string[], RegExp[]]> = [
@@ -68,7 +71,12 @@ const BAD_INPUT: Array<[string, string[], RegExp[]]> = [
     ['--email', 'x@example.com', '--password', PASSWORD, '--role', 'boss'],
     [/--role must be one of superAdmin, admin, accounting/],
   ],
-  ['no arguments', [], [/--email is required/, /--password is required/, /--role is required/]],
+  ['no arguments', [], [/--email is required/, /--role is required/]],
+  [
+    'no password on standard input',
+    ['--email', 'x@example.com', '--role', 'admin'],
+    [/a password is required/],
+  ],
   [
     'a password of 9 characters',
     ['--email', 'x@example.com', '--password', '123456789', '--role', 'admin'],
@@ -79,7 +87,7 @@ const BAD_INPUT: Array<[string, string[], RegExp[]]> = [
 /** The other argument rules, checked in-process on the same parser (a process each would cost a second). */
 const BAD_ARGS: Array<[string, string[], RegExp]> = [
   ['a missing e-mail', ['--password', PASSWORD, '--role', 'admin'], /^--email is required$/],
-  ['a missing password', ['--email', 'x@example.com', '--role', 'admin'], /^--password is required$/],
+  ['a missing password', ['--email', 'x@example.com', '--role', 'admin'], /^a password is required/],
   ['a missing role', ['--email', 'x@example.com', '--password', PASSWORD], /^--role is required$/],
   [
     'a password of 129 characters',
@@ -122,7 +130,7 @@ const NAMED = [
 describe('admin:create command (child process)', () => {
   let database: FreshDatabase;
   let dataSource: DataSource;
-  let run: (args: string[]) => Promise<Run>;
+  let run: (args: string[], input?: string) => Promise<Run>;
   let first: Run;
   let named: Run;
   let help: Run;
@@ -139,9 +147,10 @@ describe('admin:create command (child process)', () => {
 
   beforeAll(async () => {
     database = await freshDatabase();
-    run = (args) => runCli(database.env, args);
+    run = (args, input) => runCli(database.env, args, input);
     // The first run creates the schema (migrations run at start), so the test connects after it.
-    first = await run(['--email', ' Root@Example.COM ', '--password', PASSWORD, '--role', 'superAdmin']);
+    // The password as a script pipes it: the first line of standard input.
+    first = await run(['--email', ' Root@Example.COM ', '--role', 'superAdmin'], `${PASSWORD}\nignored\n`);
     dataSource = new DataSource(
       buildDataSourceOptions({
         databaseUrl: database.env.DATABASE_URL,
@@ -229,8 +238,21 @@ describe('admin:create command (child process)', () => {
   });
 
   it.each(BAD_ARGS)('refuses %s before touching the database', async (_case, args, message) => {
-    await expect(parseAdminArgs(args)).rejects.toThrow(UsageError);
-    await expect(parseAdminArgs(args)).rejects.toThrow(message);
+    const noPassword = async () => '';
+    await expect(parseAdminArgs(args, noPassword)).rejects.toThrow(UsageError);
+    await expect(parseAdminArgs(args, noPassword)).rejects.toThrow(message);
+  });
+
+  it('asks for the password only once the other arguments are valid, and checks it like --password', async () => {
+    const readPassword = jest.fn(async () => 'short');
+    await expect(
+      parseAdminArgs(['--email', 'x@example.com', '--role', 'boss'], readPassword),
+    ).rejects.toThrow(/^--role must be one of/);
+    expect(readPassword).not.toHaveBeenCalled();
+    await expect(
+      parseAdminArgs(['--email', 'x@example.com', '--role', 'admin'], readPassword),
+    ).rejects.toThrow(/^--password: must be longer than or equal to 10 characters$/);
+    expect(readPassword).toHaveBeenCalledTimes(1);
   });
 
   it('normalises the e-mail and defaults the name, as the API does', async () => {

@@ -3,7 +3,7 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { plainToInstance } from 'class-transformer';
-import { validate } from 'class-validator';
+import { validate, ValidatorOptions } from 'class-validator';
 import { parseArgs } from 'node:util';
 import { DomainError } from '../common/errors/domain-error';
 import { ConfigurationError } from '../config/app-config';
@@ -19,7 +19,8 @@ import { MailModule } from '../modules/mail/mail.module';
 import { NotificationRecipients } from '../modules/notifications/notification-recipients';
 
 /**
- * `npm run admin:create -- --email a@b.c --password ... --role superAdmin [--name "Full Name"]`
+ * `npm run admin:create -- --email a@b.c --role superAdmin [--name "Full Name"]`, the password
+ * asked for on the terminal or piped in (`--password` works too, but npm and the shell show it).
  *
  * Creates one admin through AdminsService.create (the same rules and hashing as
  * `POST /api/v1/admins`). The context is smaller than AppModule on purpose: no HTTP logger,
@@ -41,19 +42,31 @@ import { NotificationRecipients } from '../modules/notifications/notification-re
 })
 class AdminCliModule {}
 
-export const USAGE = `Usage: npm run admin:create -- --email <email> --password <password> --role <${ADMIN_ROLE_NAMES.join('|')}> [--name "Full Name"]
+export const USAGE = `Usage: npm run admin:create -- --email <email> --role <${ADMIN_ROLE_NAMES.join('|')}> [--name "Full Name"]
 
   --email     the admin's e-mail address (stored trimmed and lower-cased)
-  --password  10 to 128 characters
   --role      one of ${ADMIN_ROLE_NAMES.join(', ')}
-  --name      full name (default "Administrator")`;
+  --name      full name (default "Administrator")
+
+  The password (10 to 128 characters) is asked for on a terminal, without echo, or read as the
+  first line of standard input (e.g. printf '%s\\n' "$PASSWORD" | npm run admin:create -- ...).
+  --password <password> also works, but leaves it in the shell's history and the process list.`;
 
 /** Bad arguments: the message lists every problem; the usage text goes with it. */
 export class UsageError extends Error {}
 class HelpRequested extends Error {}
 
-/** Parses and validates the arguments with the same DTO as the API; throws UsageError with every problem. */
-export async function parseAdminArgs(argv: string[]): Promise<CreateAdminDto> {
+/** Where the password comes from when --password is not given (standard input, by default). */
+export type ReadPassword = () => Promise<string>;
+
+/**
+ * Parses and validates the arguments with the same DTO as the API; throws UsageError with every
+ * problem. The password is asked for only once the other arguments are valid.
+ */
+export async function parseAdminArgs(
+  argv: string[],
+  readPassword: ReadPassword = readPasswordFromStdin,
+): Promise<CreateAdminDto> {
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
@@ -74,7 +87,7 @@ export async function parseAdminArgs(argv: string[]): Promise<CreateAdminDto> {
   if (values.help) throw new HelpRequested();
 
   const problems: string[] = [];
-  for (const required of ['email', 'password', 'role'] as const) {
+  for (const required of ['email', 'role'] as const) {
     if (values[required] === undefined) problems.push(`--${required} is required`);
   }
   if (problems.length) throw new UsageError(problems.join('\n'));
@@ -85,8 +98,23 @@ export async function parseAdminArgs(argv: string[]): Promise<CreateAdminDto> {
     roleName: values.role,
     fullName: typeof values.name === 'string' ? values.name.trim() : 'Administrator',
   });
+  problems.push(...(await argumentProblems(dto, { skipMissingProperties: true })));
+  if (problems.length) throw new UsageError(problems.join('\n'));
+  if (dto.password === undefined) {
+    dto.password = await readPassword();
+    if (dto.password === '')
+      throw new UsageError('a password is required (on standard input, or --password)');
+  }
+  problems.push(...(await argumentProblems(dto)));
+  if (problems.length) throw new UsageError(problems.join('\n'));
+  return dto;
+}
+
+/** The DTO's validation messages, each named by its option. */
+async function argumentProblems(dto: CreateAdminDto, options: ValidatorOptions = {}): Promise<string[]> {
+  const problems: string[] = [];
   const option: Record<string, string> = { roleName: 'role', fullName: 'name' };
-  for (const error of await validate(dto)) {
+  for (const error of await validate(dto, options)) {
     // Messages never echo the password: class-validator's length messages name only the limit.
     const flag = `--${option[error.property] ?? error.property}`;
     if (error.property === 'roleName') {
@@ -97,8 +125,47 @@ export async function parseAdminArgs(argv: string[]): Promise<CreateAdminDto> {
       problems.push(`${flag}: ${message.replace(/^\w+ /, '')}`);
     }
   }
-  if (problems.length) throw new UsageError(problems.join('\n'));
-  return dto;
+  return problems;
+}
+
+/**
+ * The password from standard input: on a terminal, asked for with nothing echoed (raw mode, so
+ * it never shows on screen); otherwise the first line of what is piped in.
+ */
+export function readPasswordFromStdin(): Promise<string> {
+  const stdin = process.stdin;
+  if (!stdin.isTTY) {
+    return new Promise((resolve, reject) => {
+      let text = '';
+      stdin.setEncoding('utf8');
+      stdin.on('data', (chunk: string) => (text += chunk));
+      stdin.on('end', () => resolve(text.split(/\r?\n/, 1)[0]));
+      stdin.on('error', reject);
+    });
+  }
+  process.stderr.write('Password (not shown): ');
+  return new Promise((resolve, reject) => {
+    let password = '';
+    stdin.setRawMode(true);
+    stdin.setEncoding('utf8');
+    const done = (result: () => void) => {
+      stdin.setRawMode(false);
+      stdin.pause();
+      stdin.off('data', onData);
+      process.stderr.write('\n');
+      result();
+    };
+    const onData = (chunk: string) => {
+      for (const ch of chunk) {
+        if (ch === '\r' || ch === '\n') return done(() => resolve(password));
+        if (ch === '\u0003') return done(() => reject(new UsageError('cancelled')));
+        if (ch === '\u007f' || ch === '\b') password = [...password].slice(0, -1).join('');
+        else if (ch >= ' ') password += ch;
+      }
+    };
+    stdin.on('data', onData);
+    stdin.resume();
+  });
 }
 
 async function main(argv: string[]): Promise<number> {
