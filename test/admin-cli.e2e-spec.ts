@@ -238,13 +238,13 @@ describe('admin:create command (child process)', () => {
   });
 
   it.each(BAD_ARGS)('refuses %s before touching the database', async (_case, args, message) => {
-    const noPassword = async () => '';
+    const noPassword = () => Promise.resolve('');
     await expect(parseAdminArgs(args, noPassword)).rejects.toThrow(UsageError);
     await expect(parseAdminArgs(args, noPassword)).rejects.toThrow(message);
   });
 
   it('asks for the password only once the other arguments are valid, and checks it like --password', async () => {
-    const readPassword = jest.fn(async () => 'short');
+    const readPassword = jest.fn(() => Promise.resolve('short'));
     await expect(
       parseAdminArgs(['--email', 'x@example.com', '--role', 'boss'], readPassword),
     ).rejects.toThrow(/^--role must be one of/);
