@@ -1,20 +1,16 @@
 // Unit specs beside the code (src/ ... .spec.ts) and e2e specs in test/ (.e2e-spec.ts).
+// TypeScript is compiled without type-checking (test/support/jest-transformer.js says how).
+const { availableParallelism } = require('node:os');
+
 module.exports = {
   moduleFileExtensions: ['js', 'json', 'ts'],
   rootDir: '.',
   testRegex: '(src/.*\\.spec|test/.*\\.e2e-spec)\\.ts$',
   testEnvironment: 'node',
-  transform: {
-    '^.+\\.ts$': [
-      'ts-jest',
-      {
-        tsconfig: 'tsconfig.json',
-        // The same @nestjs/swagger plugin as nest-cli.json, so the OpenAPI document under test is the real one.
-        astTransformers: { before: ['<rootDir>/test/support/swagger-transformer.js'] },
-        diagnostics: { warnOnly: false },
-      },
-    ],
-  },
+  transform: { '^.+\\.ts$': '<rootDir>/test/support/jest-transformer.js' },
   setupFiles: ['<rootDir>/test/support/jest-setup.ts'],
+  // Each e2e file owns its databases, ports and folders, so files run side by side; most of a
+  // test's time is spent waiting on sockets, so two workers even on a one- or two-core machine.
+  maxWorkers: Math.max(2, availableParallelism()),
   testTimeout: 30000,
 };

@@ -1,5 +1,5 @@
 import { Controller, Get, HttpStatus } from '@nestjs/common';
-import { ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { DomainError } from '../../common/errors/domain-error';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
@@ -8,23 +8,8 @@ import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decora
 import { Public } from '../auth/access.decorators';
 import { LogIndex } from '../log-index/log-index';
 import { MailService } from '../mail/mail.service';
+import { HealthDto, LiveDto } from './dto/health.dto';
 import { answersWithin, databaseUp } from './health-checks';
-
-class LiveDto {
-  @ApiProperty({ enum: ['ok'] }) status: 'ok';
-}
-
-class HealthChecksDto {
-  @ApiProperty({ enum: ['up', 'down'] }) database: 'up' | 'down';
-  /** The clean-log index in use (`sql`, `elasticsearch`), or `down` when it does not answer. */
-  @ApiProperty({ enum: ['sql', 'elasticsearch', 'down'] }) index: 'sql' | 'elasticsearch' | 'down';
-  @ApiProperty({ enum: ['smtp', 'log'] }) mail: 'smtp' | 'log';
-}
-
-class HealthDto {
-  @ApiProperty({ enum: ['ok'] }) status: 'ok';
-  @ApiProperty({ type: HealthChecksDto }) checks: HealthChecksDto;
-}
 
 @ApiTags('health')
 @Controller('health')
