@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import * as argon2 from 'argon2';
+import argon2 from 'argon2';
 
 /** OWASP's argon2id parameters (auth.md): 19 MiB, 2 iterations, parallelism 1. Runs on the libuv pool. */
 const OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
