@@ -83,13 +83,15 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-restricted-imports': 'off' },
   },
   {
-    // Entities relate to each other; the principal lookup and the credential subjects read the
-    // users and admins tables for auth by design (see their comments); tests and benches build fixtures.
+    // Entities relate to each other; the principal lookup, the credential subjects and the API key
+    // lookup read the users, admins and api_keys tables for auth by design (see their comments);
+    // tests and benches build fixtures.
     files: [
       'src/modules/*/entities/**/*.ts',
       'src/database/**/*.ts',
       'src/modules/auth/principal.repository.ts',
       'src/modules/auth/credential-subjects.ts',
+      'src/modules/auth/api-key-authenticator.ts',
       'test/**/*.ts',
       'bench/**/*.ts',
       '**/*.spec.ts',

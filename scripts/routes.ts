@@ -31,7 +31,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import * as ts from 'typescript';
-import { ACCESS_RULE, type AccessRule, type MachineCredential } from '../src/modules/auth/access';
+import {
+  ACCESS_RULE,
+  KEY_SCOPES_FOR,
+  type AccessRule,
+  type MachineCredential,
+} from '../src/modules/auth/access';
 
 const ROOT = resolve(__dirname, '..');
 const OUTPUT = join(ROOT, 'ROUTES.md');
@@ -65,8 +70,10 @@ function describeRule(rule: AccessRule | undefined): string {
       return 'public';
     case 'refresh-token':
       return 'refresh token (read by the handler)';
-    case 'user':
-      return rule.ownerOnly ? 'user, company owner' : 'user';
+    case 'user': {
+      const who = rule.ownerOnly ? 'user, company owner' : 'user';
+      return rule.key ? `${who}; customer API key: ${KEY_SCOPES_FOR[rule.key].join(', ')}` : who;
+    }
     case 'admin':
       return `admin: ${rule.roles.join(', ')}`;
     case 'machine':
@@ -264,7 +271,9 @@ function render(routes: Route[]): string {
     '',
     'Access is the rule the global access guard reads ([auth.md](docs/contract/auth.md)): `public`,',
     '`user` (any active user of a company; `company owner` for owners only), `admin: <roles>` (the',
-    'stored admin role), a machine credential, or the refresh token the handler verifies; `+` adds',
+    'stored admin role), a machine credential, or the refresh token the handler verifies;',
+    '`customer API key: <scopes>` names the scopes of the API keys that may call it too',
+    '([platform.md](docs/contract/platform.md) "Using a key"); `+` adds',
     "the guards of `@CompanyScoped()` (the path names the caller's company) and `@OwnedResource()`",
     '(the caller owns `:uuid`).',
     '',

@@ -8,6 +8,7 @@ import { AppValidationPipe } from './common/validation/app-validation.pipe';
 import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { AdminsModule } from './modules/admins/admins.module';
+import { ApiKeysModule } from './modules/api-keys/api-keys.module';
 import { AuthModule } from './modules/auth/auth.module';
 import { BillingsModule } from './modules/billings/billings.module';
 import { CallbacksModule } from './modules/callbacks/callbacks.module';
@@ -51,6 +52,7 @@ import { UsersModule } from './modules/users/users.module';
     PaymentGatewayModule,
     CallbacksModule,
     DomainsModule,
+    ApiKeysModule,
     InternalModule,
     DeliveryModule,
     ReportsModule,

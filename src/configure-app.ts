@@ -87,12 +87,26 @@ function buildOpenApiConfig() {
         'To call the bearer routes: `POST /api/v1/users/login` (or `/api/v1/admins/login`) answers an ' +
         '`accessToken`; give it to Authorize. It lasts `JWT_ACCESS_TTL` (60 s by default); ' +
         '`POST /api/v1/refresh` with the `refreshToken` gives a new one without logging in again ' +
-        '(logins are limited to 10 a minute). Authorize remembers the token across reloads of this page.',
+        '(logins are limited to 10 a minute). Authorize remembers the token across reloads of this page.\n\n' +
+        "A company's software uses an API key instead (`Authorization: Bearer rk_…`, made by the owner " +
+        'with `POST /api/v1/api-keys`): it does not expire unless asked to, and opens the routes that ' +
+        'list `customer-api-key` among their security schemes, as its scope allows.',
     )
     .setVersion('1')
     // Relative: the API is wherever this document was served from (any host, behind any proxy).
     .addServer('/', 'This service, at the address the document was served from')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'rk_…',
+        description:
+          "A company's API key (`POST /api/v1/api-keys`), on the customer routes its scope opens: " +
+          '`read`, `sending` or `full`.',
+      },
+      'customer-api-key',
+    )
     .addBasicAuth({ type: 'http', scheme: 'basic' }, 'basic')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'x-api-key' }, 'api-key')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'x-callback-token' }, 'callback-token')

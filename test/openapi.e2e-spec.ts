@@ -148,13 +148,19 @@ describe('OpenAPI document', () => {
     expect(raw.sort()).toEqual([...FILE_DOWNLOADS].sort());
   });
 
-  it('declares the security schemes bearer, basic, api-key, callback-token and metrics-token', () => {
+  it('declares the security schemes bearer, basic, api-key, callback-token, metrics-token and customer-api-key', () => {
     expect(doc.components.securitySchemes).toEqual({
       bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
       basic: { type: 'http', scheme: 'basic' },
       'api-key': { type: 'apiKey', in: 'header', name: 'x-api-key' },
       'callback-token': { type: 'apiKey', in: 'header', name: 'x-callback-token' },
       'metrics-token': { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN' },
+      'customer-api-key': {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'rk_…',
+        description: expect.stringContaining("A company's API key"),
+      },
     });
   });
 
@@ -165,13 +171,20 @@ describe('OpenAPI document', () => {
         expect([key, op.security ?? []]).toEqual([key, []]);
         continue;
       }
-      expect([key, (op.security ?? []).length]).toEqual([key, 1]);
+      // One scheme, or a user's token or a customer API key (platform.md "Using a key").
+      if ((op.security ?? []).length === 2) {
+        expect([key, op.security]).toEqual([key, [{ bearer: [] }, { 'customer-api-key': [] }]]);
+      } else {
+        expect([key, (op.security ?? []).length]).toEqual([key, 1]);
+      }
       for (const requirement of op.security ?? []) {
         for (const scheme of Object.keys(requirement)) expect(schemes).toContain(scheme);
       }
     }
     const securityOf = (key: string) => operations.find((o) => o.key === key)?.op.security;
     expect(securityOf('GET /api/v1/users/me')).toEqual([{ bearer: [] }]);
+    expect(securityOf('GET /api/v1/domains')).toEqual([{ bearer: [] }, { 'customer-api-key': [] }]);
+    expect(securityOf('POST /api/v1/api-keys')).toEqual([{ bearer: [] }]);
     expect(securityOf('PATCH /api/v1/admins/:uuid')).toEqual([{ bearer: [] }]);
     expect(securityOf('POST /api/v1/refresh')).toEqual([{ bearer: [] }]);
     expect(securityOf('POST /test/machine/api-key')).toEqual([{ 'api-key': [] }]);
@@ -262,7 +275,7 @@ describe('OpenAPI document', () => {
       // A machine credential answers 503 while unset; the metrics token falls back to loopback (403).
       if (op.security?.some((s) => 'metrics-token' in s)) {
         expect([key, statuses]).toEqual([key, expect.arrayContaining(['401', '403'])]);
-      } else if (op.security?.some((s) => !('bearer' in s))) {
+      } else if (op.security?.some((s) => !('bearer' in s) && !('customer-api-key' in s))) {
         expect([key, statuses]).toEqual([key, expect.arrayContaining(['401', '503'])]);
       }
       if (op.requestBody) expect([key, statuses]).toEqual([key, expect.arrayContaining(['400'])]);

@@ -1,5 +1,7 @@
 import { ADMIN_ROLE_NAMES, AdminRoleName } from '../src/modules/admins/entities/admin-role.entity';
 import { Admin } from '../src/modules/admins/entities/admin.entity';
+import { ApiKey } from '../src/modules/api-keys/entities/api-key.entity';
+import { newApiKey } from '../src/modules/auth/api-key-secret';
 import { Billing, BillingStatus } from '../src/modules/billings/entities/billing.entity';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { Notification } from '../src/modules/notifications/entities/notification.entity';
@@ -44,6 +46,7 @@ interface PerCaller {
   suppressionToDeleteUuid: string;
   domainToVerifyUuid: string;
   domainToDeleteUuid: string;
+  apiKeyToRevokeUuid: string;
 }
 
 interface Fixtures {
@@ -577,6 +580,32 @@ const MATRIX: MatrixEntry[] = [
           .findOneBy({ uuid: f.perCaller[caller.role].domainToDeleteUuid }),
       ).toBeNull(),
   },
+  // API keys (platform.md): read like the company, revoked like a company write.
+  {
+    row: COMPANIES_READ,
+    method: 'get',
+    route: '/api/v1/admins/companies/:uuid/api-keys',
+    path: (f) => `/api/v1/admins/companies/${f.companyUuid}/api-keys`,
+    status: 200,
+    allowed: ALL,
+  },
+  {
+    row: COMPANIES_WRITE,
+    method: 'delete',
+    route: '/api/v1/admins/companies/:uuid/api-keys/:keyUuid',
+    path: (f, role) =>
+      `/api/v1/admins/companies/${f.companyUuid}/api-keys/${f.perCaller[role].apiKeyToRevokeUuid}`,
+    status: 200,
+    allowed: STAFF,
+    written: async (t, { f, caller }) =>
+      expect(
+        (
+          await t.dataSource
+            .getRepository(ApiKey)
+            .findOneByOrFail({ uuid: f.perCaller[caller.role].apiKeyToRevokeUuid })
+        ).revokedAt,
+      ).toBeInstanceOf(Date),
+  },
 ];
 
 /** Admin-area routes open to anyone (auth.md: login; endpoints.md: forgot / reset password). */
@@ -659,6 +688,17 @@ async function createFixtures(t: TestApp, callers: Record<AdminRoleName, Created
       ).uuid,
       domainToVerifyUuid: await domain(`verify-${role}`),
       domainToDeleteUuid: await domain(`delete-${role}`),
+      apiKeyToRevokeUuid: (
+        await t.dataSource.getRepository(ApiKey).save(
+          t.dataSource.getRepository(ApiKey).create({
+            companyId: company.id,
+            name: `revoke-${role}`,
+            scope: 'read',
+            digest: newApiKey().digest,
+            hint: 'rk_matrix123',
+          }),
+        )
+      ).uuid,
     };
   }
   return {
@@ -696,6 +736,7 @@ async function snapshot(t: TestApp): Promise<unknown> {
     notifications: await t.dataSource.getRepository(Notification).find(order),
     suppression: await t.dataSource.getRepository(SuppressionEntry).find(order),
     domains: await t.dataSource.getRepository(Domain).find(order),
+    apiKeys: await t.dataSource.getRepository(ApiKey).find(order),
     cleanLogs: await t.dataSource.getRepository(CleanLog).find({ order: { id: 'ASC' } }),
   };
 }

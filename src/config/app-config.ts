@@ -132,6 +132,8 @@ export class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1) RATE_LIMIT_PER_MINUTE = 600;
   @Transform(toInt) @IsInt() @Min(1) LOGIN_RATE_LIMIT_PER_MINUTE = 10;
   @Transform(toInt) @IsInt() @Min(1) EMAIL_RATE_LIMIT_PER_HOUR = 5;
+  /** Requests a minute per customer API key (counted per key, not per address). */
+  @Transform(toInt) @IsInt() @Min(1) API_KEY_RATE_LIMIT_PER_MINUTE = 1200;
 
   /** Spam reports within 24 hours that suspend a company. */
   @Transform(toInt) @IsInt() @Min(1) SPAM_SUSPEND_THRESHOLD = 5;

@@ -1,3 +1,4 @@
+import { ApiKey } from '../modules/api-keys/entities/api-key.entity';
 import { AdminRole } from '../modules/admins/entities/admin-role.entity';
 import { Admin } from '../modules/admins/entities/admin.entity';
 import { RevokedRefreshToken } from '../modules/auth/entities/revoked-refresh-token.entity';
@@ -29,6 +30,7 @@ export const ENTITIES = [
   AdminRole,
   Admin,
   Company,
+  ApiKey,
   CompanyUsageDay,
   CompanyAuditEvent,
   Contact,

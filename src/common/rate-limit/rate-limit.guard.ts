@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppConfig } from '../../config/app-config';
 import { ACCESS_RULE, AccessRule } from '../../modules/auth/access';
+import { apiKeyDigest, apiKeyOf } from '../../modules/auth/api-key-secret';
 import { RATE_LIMIT_POLICY, RateLimitPolicy, SKIP_GENERAL_RATE_LIMIT } from './rate-limit.decorator';
 import { RATE_LIMIT_STORE, RateLimitHit, RateLimitStore } from './rate-limit.store';
 
@@ -44,8 +45,19 @@ export class RateLimitGuard implements CanActivate {
     const env = this.config.env;
 
     const checks: Check[] = [];
-    if (limits.general)
-      checks.push({ key: `ip:${request.ip}`, windowMs: MINUTE, limit: env.RATE_LIMIT_PER_MINUTE });
+    if (limits.general) {
+      // A customer API key is counted as itself, wherever it calls from (platform.md "Using a key").
+      const apiKey = apiKeyOf(request);
+      checks.push(
+        apiKey === undefined
+          ? { key: `ip:${request.ip}`, windowMs: MINUTE, limit: env.RATE_LIMIT_PER_MINUTE }
+          : {
+              key: `api-key:${apiKeyDigest(apiKey)}`,
+              windowMs: MINUTE,
+              limit: env.API_KEY_RATE_LIMIT_PER_MINUTE,
+            },
+      );
+    }
     if (limits.policy) {
       const email = emailOf(request.body);
       if (limits.policy === 'login') {

@@ -40,6 +40,12 @@ export const OPENAPI_TAGS: ReadonlyArray<{ name: string; description: string }> 
       "Delivery reports of the company's mail: summaries with rates, the clean log (one record per " +
       'message and recipient) with its CSV export, and per-domain and bounce breakdowns.',
   },
+  {
+    name: 'api keys',
+    description:
+      "The company's API keys for its own software (owner only): made, listed, renamed, restricted to " +
+      'networks and domains, revoked. The secret is shown once.',
+  },
   { name: 'notifications', description: "The signed-in user's notifications." },
   {
     name: 'admins',
@@ -48,6 +54,7 @@ export const OPENAPI_TAGS: ReadonlyArray<{ name: string; description: string }> 
       'admins and reading the roles.',
   },
   { name: 'admin users', description: 'Customer users across all companies, for admins.' },
+  { name: 'admin api keys', description: "A company's API keys, for admins: listed and revoked." },
   {
     name: 'admin companies',
     description:

@@ -10,6 +10,7 @@ import { ProviderEventIndexes1764460800000 } from './1764460800000-provider-even
 import { RelayAttribution1764547200000 } from './1764547200000-relay-attribution';
 import { ChangeNotices1764633600000 } from './1764633600000-change-notices';
 import { ProviderEventInbox1764720000000 } from './1764720000000-provider-event-inbox';
+import { ApiKeys1764806400000 } from './1764806400000-api-keys';
 
 /** In order. Listed explicitly so the compiled app, ts-jest and the CLI all load the same set. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   RelayAttribution1764547200000,
   ChangeNotices1764633600000,
   ProviderEventInbox1764720000000,
+  ApiKeys1764806400000,
 ];

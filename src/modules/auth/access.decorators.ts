@@ -4,7 +4,8 @@ import { ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import type { AdminRoleName } from '../admins/entities/admin-role.entity';
 import type { Admin } from '../admins/entities/admin.entity';
 import type { User } from '../users/entities/user.entity';
-import { ACCESS_RULE, AccessRule, MachineCredential } from './access';
+import type { Company } from '../companies/entities/company.entity';
+import { ACCESS_RULE, AccessRule, KeyAccess, MachineCredential } from './access';
 import type { RequestWithPrincipal } from './principal';
 
 const rule = (r: AccessRule) => SetMetadata(ACCESS_RULE, r);
@@ -16,13 +17,24 @@ export const Public = () => rule({ kind: 'public' });
 export const RefreshTokenAuth = () =>
   applyDecorators(rule({ kind: 'refresh-token' }), ApiBearerAuth('bearer'), ApiErrors(400, 401));
 
-/** An active user (access token); the user is re-read from the database. */
-export const UserAuth = () =>
-  applyDecorators(rule({ kind: 'user', ownerOnly: false }), ApiBearerAuth('bearer'), ApiErrors(401, 403));
+export interface CustomerAuthOptions {
+  /** Which customer API keys may call the route as well (KEY_SCOPES_FOR); none when absent. */
+  key?: KeyAccess;
+}
 
-/** An active user whose company role is `owner`. */
-export const OwnerAuth = () =>
-  applyDecorators(rule({ kind: 'user', ownerOnly: true }), ApiBearerAuth('bearer'), ApiErrors(401, 403));
+const customerAuth = (ownerOnly: boolean, { key }: CustomerAuthOptions) =>
+  applyDecorators(
+    rule({ kind: 'user', ownerOnly, ...(key && { key }) }),
+    ApiBearerAuth('bearer'),
+    ...(key ? [ApiBearerAuth('customer-api-key')] : []),
+    ApiErrors(401, 403),
+  );
+
+/** An active user (access token), re-read from the database; or an API key when `key` says which. */
+export const UserAuth = (options: CustomerAuthOptions = {}) => customerAuth(false, options);
+
+/** An active user whose company role is `owner`; or an API key when `key` says which. */
+export const OwnerAuth = (options: CustomerAuthOptions = {}) => customerAuth(true, options);
 
 export const ALL_ADMIN_ROLES: readonly AdminRoleName[] = ['superAdmin', 'admin', 'accounting'];
 
@@ -57,4 +69,15 @@ export const CurrentAdmin = createParamDecorator((_data: unknown, ctx: Execution
   const principal = ctx.switchToHttp().getRequest<RequestWithPrincipal>().principal;
   if (principal?.kind !== 'admin') throw new Error('CurrentAdmin used on a route without @AdminRoles');
   return principal.admin;
+});
+
+/**
+ * The company the request acts for: the user's (with @UserAuth/@OwnerAuth) or the API key's, on
+ * the routes a key may call.
+ */
+export const CallerCompany = createParamDecorator((_data: unknown, ctx: ExecutionContext): Company => {
+  const principal = ctx.switchToHttp().getRequest<RequestWithPrincipal>().principal;
+  if (principal?.kind === 'user') return principal.user.company;
+  if (principal?.kind === 'api-key') return principal.company;
+  throw new Error('CallerCompany used on a route without @UserAuth/@OwnerAuth');
 });

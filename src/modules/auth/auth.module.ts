@@ -1,6 +1,9 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { CompanyRelayModule } from '../companies/company-relay.module';
+import { ApiKeyAuthenticator } from './api-key-authenticator';
+import { ApiKeyEvents } from './api-key-events';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
 import { BlacklistService } from './blacklist.service';
@@ -15,7 +18,7 @@ import { MailProviderBasicStrategy } from './strategies/mail-provider-basic.stra
 import { TokenService } from './token.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([RevokedRefreshToken])],
+  imports: [TypeOrmModule.forFeature([RevokedRefreshToken]), CompanyRelayModule],
   controllers: [AuthController],
   providers: [
     AuthService,
@@ -27,8 +30,10 @@ import { TokenService } from './token.service';
     PrincipalRepository,
     JwtStrategy,
     MailProviderBasicStrategy,
+    ApiKeyAuthenticator,
+    ApiKeyEvents,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [TokenService, PasswordService, BlacklistService, CredentialsService],
+  exports: [TokenService, PasswordService, BlacklistService, CredentialsService, ApiKeyEvents],
 })
 export class AuthModule {}

@@ -4,10 +4,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RawResponse, ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
-import { CurrentUser, OwnerAuth, UserAuth } from '../auth/access.decorators';
+import { CallerCompany, CurrentUser, OwnerAuth, UserAuth } from '../auth/access.decorators';
 import { OwnedEntity } from '../auth/guards/company-ownership.guard';
 import { PackageDto, PackageListDto } from '../packages/dto/package-response.dto';
 import { PackagesService } from '../packages/packages.service';
+import type { Company } from '../companies/entities/company.entity';
 import type { User } from '../users/entities/user.entity';
 import { BillingsService } from './billings.service';
 import { CreateBillingDto, ListBillingsQueryDto } from './dto/billing-requests.dto';
@@ -33,7 +34,7 @@ export class BillingsController {
    * /api/v1/billings.
    */
   @Get('packages')
-  @UserAuth()
+  @UserAuth({ key: 'read' })
   @ResponseMessage('Packages fetched')
   @ApiEnvelope(PackageListDto)
   listPackages(): Promise<{ items: PackageDto[] }> {
@@ -48,12 +49,12 @@ export class BillingsController {
    * first, paged; filtered by `status`. 400 for an unknown status or a paging value out of range.
    */
   @Get()
-  @UserAuth()
+  @UserAuth({ key: 'read' })
   @ResponseMessage('Billings fetched')
   @ApiEnvelope(BillingPageDto)
   @ApiErrors(400)
-  list(@CurrentUser() user: User, @Query() query: ListBillingsQueryDto): Promise<Page<BillingDto>> {
-    return this.billings.list(user.companyId, query);
+  list(@CallerCompany() company: Company, @Query() query: ListBillingsQueryDto): Promise<Page<BillingDto>> {
+    return this.billings.list(company.id, query);
   }
 
   /**
@@ -89,7 +90,7 @@ export class BillingsController {
    * not revealed).
    */
   @Get(':uuid')
-  @UserAuth()
+  @UserAuth({ key: 'read' })
   @OwnedBilling()
   @ResponseMessage('Billing fetched')
   @ApiEnvelope(BillingDto)

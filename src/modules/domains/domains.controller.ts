@@ -4,9 +4,9 @@ import type { FastifyReply } from 'fastify';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
-import { CurrentUser, OwnerAuth, UserAuth } from '../auth/access.decorators';
+import { CallerCompany, OwnerAuth, UserAuth } from '../auth/access.decorators';
 import { OwnedEntity } from '../auth/guards/company-ownership.guard';
-import type { User } from '../users/entities/user.entity';
+import type { Company } from '../companies/entities/company.entity';
 import { DomainsService } from './domains.service';
 import { AddDomainDto, ListDomainsQueryDto } from './dto/domain-requests.dto';
 import { DomainDto, DomainPageDto } from './dto/domain-response.dto';
@@ -30,12 +30,12 @@ export class DomainsController {
    * Any active user of the company. Paged, newest first; filtered by `status`.
    */
   @Get()
-  @UserAuth()
+  @UserAuth({ key: 'read' })
   @ResponseMessage('Domains fetched')
   @ApiEnvelope(DomainPageDto)
   @ApiErrors(400)
-  list(@CurrentUser() user: User, @Query() query: ListDomainsQueryDto): Promise<Page<DomainDto>> {
-    return this.domains.list({ companyId: user.companyId }, query);
+  list(@CallerCompany() company: Company, @Query() query: ListDomainsQueryDto): Promise<Page<DomainDto>> {
+    return this.domains.list({ companyId: company.id }, query);
   }
 
   /**
@@ -50,12 +50,12 @@ export class DomainsController {
    * 50; the message names the limit).
    */
   @Post()
-  @OwnerAuth()
+  @OwnerAuth({ key: 'write' })
   @ResponseMessage('Domain added, publish its records then verify it')
   @ApiEnvelope(DomainDto, 201)
   @ApiErrors(400, 409)
-  add(@CurrentUser() user: User, @Body() dto: AddDomainDto): Promise<DomainDto> {
-    return this.domains.add(user.companyId, dto.name);
+  add(@CallerCompany() company: Company, @Body() dto: AddDomainDto): Promise<DomainDto> {
+    return this.domains.add(company.id, dto.name);
   }
 
   /**
@@ -65,7 +65,7 @@ export class DomainsController {
    * Any active user of the company. The domain with its `records` and each record's last check.
    */
   @Get(':uuid')
-  @UserAuth()
+  @UserAuth({ key: 'read' })
   @OwnedDomain()
   @ResponseMessage('Domain fetched')
   @ApiEnvelope(DomainDto)
@@ -84,7 +84,7 @@ export class DomainsController {
    */
   @Post(':uuid/verify')
   @HttpCode(200)
-  @OwnerAuth()
+  @OwnerAuth({ key: 'write' })
   @OwnedDomain()
   @ResponseMessage('Domain checked')
   @ApiEnvelope(DomainDto)
@@ -104,7 +104,7 @@ export class DomainsController {
    * Owner only. Mail from the domain is no longer relayed for the company.
    */
   @Delete(':uuid')
-  @OwnerAuth()
+  @OwnerAuth({ key: 'write' })
   @OwnedDomain()
   @ResponseMessage('Domain deleted')
   @ApiEnvelope()

@@ -156,6 +156,12 @@ export class DomainsService {
     });
   }
 
+  /** The names of the company's domains, whatever their status. */
+  async namesOfCompany(companyId: number): Promise<string[]> {
+    const rows = await this.domains.find({ where: { companyId }, select: { name: true } });
+    return rows.map((d) => d.name);
+  }
+
   countOfCompany(companyId: number): Promise<number> {
     return this.domains.countBy({ companyId });
   }

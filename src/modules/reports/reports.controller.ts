@@ -3,8 +3,8 @@ import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { RawResponse, ResponseMessage } from '../../common/http/response-message.decorator';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
-import { CurrentUser, UserAuth } from '../auth/access.decorators';
-import type { User } from '../users/entities/user.entity';
+import { CallerCompany, UserAuth } from '../auth/access.decorators';
+import type { Company } from '../companies/entities/company.entity';
 import { LogIdPipe } from './log-id.pipe';
 import {
   LogFilterQueryDto,
@@ -37,12 +37,12 @@ export class ReportsController {
    * `series` has every day, week (from Monday) or month of the window. 400 for a bad or too long window.
    */
   @Get('summary')
-  @UserAuth()
+  @UserAuth({ key: 'read' })
   @ResponseMessage('Delivery summary fetched')
   @ApiEnvelope(ReportSummaryDto)
   @ApiErrors(400)
-  summary(@CurrentUser() user: User, @Query() query: SummaryQueryDto): Promise<ReportSummaryDto> {
-    return this.reports.summary(user.companyId, query);
+  summary(@CallerCompany() company: Company, @Query() query: SummaryQueryDto): Promise<ReportSummaryDto> {
+    return this.reports.summary(company.id, query);
   }
 
   /**
@@ -55,12 +55,12 @@ export class ReportsController {
    * altered is a 400.
    */
   @Get('logs')
-  @UserAuth()
+  @UserAuth({ key: 'read' })
   @ResponseMessage('Delivery logs fetched')
   @ApiEnvelope(LogsPageDto)
   @ApiErrors(400)
-  logs(@CurrentUser() user: User, @Query() query: LogsQueryDto): Promise<LogsPageDto> {
-    return this.reports.logs(user.companyId, query);
+  logs(@CallerCompany() company: Company, @Query() query: LogsQueryDto): Promise<LogsPageDto> {
+    return this.reports.logs(company.id, query);
   }
 
   /**
@@ -72,7 +72,7 @@ export class ReportsController {
    * formula are defused with a leading quote.
    */
   @Get('logs/export')
-  @UserAuth()
+  @UserAuth({ key: 'read' })
   @RawResponse()
   @ApiOkResponse({
     description: 'The clean log as CSV, with a header row, as an attachment',
@@ -80,11 +80,11 @@ export class ReportsController {
   })
   @ApiErrors(400)
   export(
-    @CurrentUser() user: User,
+    @CallerCompany() company: Company,
     @Query() query: LogFilterQueryDto,
     @Res() reply: FastifyReply,
   ): FastifyReply {
-    const csv = this.reports.export(user.companyId, query);
+    const csv = this.reports.export(company.id, query);
     return reply
       .status(200)
       .header('content-type', 'text/csv; charset=utf-8')
@@ -101,12 +101,12 @@ export class ReportsController {
    * provider events). 404 for a record of another company or none; 400 for an id that is not 64 hex digits.
    */
   @Get('logs/:id')
-  @UserAuth()
+  @UserAuth({ key: 'read' })
   @ResponseMessage('Delivery log fetched')
   @ApiEnvelope(CleanLogDto)
   @ApiErrors(400, 404)
-  log(@CurrentUser() user: User, @Param('id', LogIdPipe) id: string): Promise<CleanLogDto> {
-    return this.reports.log(user.companyId, id);
+  log(@CallerCompany() company: Company, @Param('id', LogIdPipe) id: string): Promise<CleanLogDto> {
+    return this.reports.log(company.id, id);
   }
 
   /**
@@ -117,12 +117,15 @@ export class ReportsController {
    * rates of the summary, most records first. 400 for a bad or too long window.
    */
   @Get('domains')
-  @UserAuth()
+  @UserAuth({ key: 'read' })
   @ResponseMessage('Domain report fetched')
   @ApiEnvelope(DomainsReportDto)
   @ApiErrors(400)
-  domains(@CurrentUser() user: User, @Query() query: ReportWindowQueryDto): Promise<DomainsReportDto> {
-    return this.reports.domains(user.companyId, query);
+  domains(
+    @CallerCompany() company: Company,
+    @Query() query: ReportWindowQueryDto,
+  ): Promise<DomainsReportDto> {
+    return this.reports.domains(company.id, query);
   }
 
   /**
@@ -133,11 +136,14 @@ export class ReportsController {
    * an example) and by recipient domain, the 20 largest of each. 400 for a bad or too long window.
    */
   @Get('bounces')
-  @UserAuth()
+  @UserAuth({ key: 'read' })
   @ResponseMessage('Bounce report fetched')
   @ApiEnvelope(BouncesReportDto)
   @ApiErrors(400)
-  bounces(@CurrentUser() user: User, @Query() query: ReportWindowQueryDto): Promise<BouncesReportDto> {
-    return this.reports.bounces(user.companyId, query);
+  bounces(
+    @CallerCompany() company: Company,
+    @Query() query: ReportWindowQueryDto,
+  ): Promise<BouncesReportDto> {
+    return this.reports.bounces(company.id, query);
   }
 }

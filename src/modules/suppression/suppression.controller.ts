@@ -4,9 +4,9 @@ import type { FastifyReply } from 'fastify';
 import { RawResponse, ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
-import { CurrentUser, UserAuth } from '../auth/access.decorators';
+import { CallerCompany, UserAuth } from '../auth/access.decorators';
 import { OwnedEntity, OwnedResource } from '../auth/guards/company-ownership.guard';
-import type { User } from '../users/entities/user.entity';
+import type { Company } from '../companies/entities/company.entity';
 import {
   AddSuppressionDto,
   CheckSuppressionQueryDto,
@@ -34,15 +34,15 @@ export class SuppressionController {
    * Any active user of the company. Paged; filtered by `reason` and a free-text `search`.
    */
   @Get()
-  @UserAuth()
+  @UserAuth({ key: 'read' })
   @ResponseMessage('Suppression list fetched')
   @ApiEnvelope(SuppressionPageDto)
   @ApiErrors(400)
   list(
-    @CurrentUser() user: User,
+    @CallerCompany() company: Company,
     @Query() query: ListSuppressionQueryDto,
   ): Promise<Page<SuppressionEntryDto>> {
-    return this.suppression.list({ companyId: user.companyId }, query);
+    return this.suppression.list({ companyId: company.id }, query);
   }
 
   /**
@@ -55,17 +55,17 @@ export class SuppressionController {
    * request.
    */
   @Post()
-  @UserAuth()
+  @UserAuth({ key: 'write' })
   @ResponseMessage('Suppression list updated')
   @ApiEnvelope(SuppressionAddedDto, 201, 'At least one address added')
   @ApiEnvelope(SuppressionAddedDto, 200, 'Nothing new: every valid address was listed already')
   @ApiErrors(400)
   async add(
-    @CurrentUser() user: User,
+    @CallerCompany() company: Company,
     @Body() dto: AddSuppressionDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<SuppressionAddedDto> {
-    const result = await this.suppression.add(user.companyId, {
+    const result = await this.suppression.add(company.id, {
       emails: dto.emails,
       reason: dto.reason ?? 'manual',
       source: 'user',
@@ -83,12 +83,15 @@ export class SuppressionController {
    * when the platform-wide list holds the address.
    */
   @Get('check')
-  @UserAuth()
+  @UserAuth({ key: 'read' })
   @ResponseMessage('Suppression checked')
   @ApiEnvelope(SuppressionCheckDto)
   @ApiErrors(400)
-  check(@CurrentUser() user: User, @Query() query: CheckSuppressionQueryDto): Promise<SuppressionCheckDto> {
-    return this.suppression.check(user.companyId, query.email);
+  check(
+    @CallerCompany() company: Company,
+    @Query() query: CheckSuppressionQueryDto,
+  ): Promise<SuppressionCheckDto> {
+    return this.suppression.check(company.id, query.email);
   }
 
   /**
@@ -99,19 +102,19 @@ export class SuppressionController {
    * source, detail, expires_at and created_at, instead of the JSON envelope.
    */
   @Get('export')
-  @UserAuth()
+  @UserAuth({ key: 'read' })
   @RawResponse()
   @ApiOkResponse({
     description: 'The list as CSV (`email,reason,source,detail,expires_at,created_at`), as an attachment',
     content: { 'text/csv': { schema: { type: 'string' } } },
   })
-  export(@CurrentUser() user: User, @Res() reply: FastifyReply): FastifyReply {
+  export(@CallerCompany() company: Company, @Res() reply: FastifyReply): FastifyReply {
     return reply
       .status(200)
       .header('content-type', 'text/csv; charset=utf-8')
       .header('content-disposition', 'attachment; filename="suppression.csv"')
       .header('cache-control', 'private, no-store')
-      .send(this.suppression.exportCsv(user.companyId));
+      .send(this.suppression.exportCsv(company.id));
   }
 
   /**
@@ -122,7 +125,7 @@ export class SuppressionController {
    * unknown uuid or another company's entry.
    */
   @Delete(':uuid')
-  @UserAuth()
+  @UserAuth({ key: 'write' })
   @OwnedResource(SuppressionEntry, SUPPRESSION_NOT_FOUND)
   @ResponseMessage('Suppression entry removed')
   @ApiEnvelope()

@@ -10,7 +10,9 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceNotConfiguredError } from '../../../common/errors/domain-error';
 import { MaybePromise, andThen } from '../../../common/maybe-promise';
-import { ACCESS_RULE, AccessRule } from '../access';
+import { ACCESS_RULE, AccessRule, KEY_SCOPES_FOR } from '../access';
+import { ApiKeyAuthenticator } from '../api-key-authenticator';
+import { apiKeyOf } from '../api-key-secret';
 import { MachineCredentialsService } from '../machine-credentials.service';
 import { PrincipalRepository } from '../principal.repository';
 import type { AccessClaims, RequestWithPrincipal } from '../principal';
@@ -35,6 +37,7 @@ export class AccessGuard implements CanActivate {
     private readonly principals: PrincipalRepository,
     private readonly bearer: JwtStrategy,
     private readonly basic: MailProviderBasicStrategy,
+    private readonly apiKeys: ApiKeyAuthenticator,
   ) {}
 
   /**
@@ -60,7 +63,9 @@ export class AccessGuard implements CanActivate {
         return true;
       case 'user':
       case 'admin': {
-        const request = context.switchToHttp().getRequest<RequestWithPrincipal>();
+        const request = context.switchToHttp().getRequest<RequestWithPrincipal & FastifyRequest>();
+        const key = apiKeyOf(request);
+        if (key !== undefined) return this.authorizeApiKey(rule, key, request);
         request.user = this.bearer.authenticate(request);
         return this.authorizePrincipal(rule, request);
       }
@@ -82,6 +87,25 @@ export class AccessGuard implements CanActivate {
       this.rules.set(handler, rule);
     }
     return rule;
+  }
+
+  /**
+   * A customer API key, on the routes whose rule names the keys it opens (platform.md "Using a
+   * key"): the request then acts for the key's company. Synchronous on a cache hit.
+   */
+  private authorizeApiKey(
+    rule: Extract<AccessRule, { kind: 'user' | 'admin' }>,
+    key: string,
+    request: RequestWithPrincipal & FastifyRequest,
+  ): MaybePromise<boolean> {
+    if (rule.kind !== 'user' || !rule.key) throw new ForbiddenException("This route needs a user's token");
+    const scopes = KEY_SCOPES_FOR[rule.key];
+    return andThen(this.apiKeys.authenticate(key, request.ip), ({ key: apiKey, company }) => {
+      if (!scopes.includes(apiKey.scope))
+        throw new ForbiddenException('API key scope does not allow this route');
+      request.principal = { kind: 'api-key', apiKey, company };
+      return true;
+    });
   }
 
   /** Synchronous when the principal lookup is (SQLite); a promise on PostgreSQL. */

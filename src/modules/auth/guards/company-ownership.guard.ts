@@ -57,9 +57,10 @@ type ScopedRequest = FastifyRequest<{ Params: Record<string, string | undefined>
   };
 
 function userCompany(principal: Principal | undefined): { id: number; uuid: string } {
-  // Company ownership applies to users; the access guard has already loaded the user and its company.
-  if (principal?.kind !== 'user') throw new ForbiddenException('This route is for company users only');
-  return { id: principal.user.companyId, uuid: principal.user.company.uuid };
+  // Company ownership applies to users and API keys; the access guard has already loaded the company.
+  if (principal?.kind === 'user') return { id: principal.user.companyId, uuid: principal.user.company.uuid };
+  if (principal?.kind === 'api-key') return { id: principal.company.id, uuid: principal.company.uuid };
+  throw new ForbiddenException('This route is for company users only');
 }
 
 /** 400 for a malformed `:companyUuid`, 403 when it is not the caller's company. */

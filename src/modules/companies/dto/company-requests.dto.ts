@@ -94,7 +94,7 @@ const ipProblems = (value: unknown): string[] =>
     : [];
 
 /** Every entry is an address or a CIDR within the prefix bounds (the message names each bad one). */
-const AreAllowedIps = () =>
+export const AreAllowedIps = () =>
   ValidateBy({
     name: 'areAllowedIps',
     validator: {
