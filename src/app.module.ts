@@ -29,6 +29,7 @@ import { PaymentGatewayModule } from './modules/payment-gateway/payment-gateway.
 import { SpamReportsModule } from './modules/spam-reports/spam-reports.module';
 import { SuppressionModule } from './modules/suppression/suppression.module';
 import { UsersModule } from './modules/users/users.module';
+import { WebhooksModule } from './modules/webhooks/webhooks.module';
 
 @Module({
   imports: [
@@ -53,6 +54,7 @@ import { UsersModule } from './modules/users/users.module';
     CallbacksModule,
     DomainsModule,
     ApiKeysModule,
+    WebhooksModule,
     InternalModule,
     DeliveryModule,
     ReportsModule,

@@ -42,6 +42,10 @@ const READ = [
   'GET /api/v1/billings',
   'GET /api/v1/billings/:uuid',
   'GET /api/v1/billings/packages',
+  'GET /api/v1/webhooks',
+  'GET /api/v1/webhooks/:uuid',
+  'GET /api/v1/webhooks/:uuid/deliveries',
+  'GET /api/v1/webhooks/:uuid/deliveries/:deliveryUuid',
 ];
 const WRITE = [
   'POST /api/v1/domains',
@@ -49,6 +53,15 @@ const WRITE = [
   'DELETE /api/v1/domains/:uuid',
   'POST /api/v1/suppression',
   'DELETE /api/v1/suppression/:uuid',
+  'POST /api/v1/webhooks',
+  'PATCH /api/v1/webhooks/:uuid',
+  'DELETE /api/v1/webhooks/:uuid',
+  // The secret is never a read key's.
+  'GET /api/v1/webhooks/:uuid/secret',
+  'POST /api/v1/webhooks/:uuid/rotate-secret',
+  'POST /api/v1/webhooks/:uuid/test',
+  'POST /api/v1/webhooks/:uuid/deliveries/:deliveryUuid/retry',
+  'POST /api/v1/webhooks/:uuid/replay',
 ];
 
 const keyBearer = (key: string): [string, string] => ['authorization', `Bearer ${key}`];

@@ -147,6 +147,19 @@ export class EnvironmentVariables {
 
   @Transform(toBool) @IsBoolean() TRUST_PROXY = false;
 
+  /** Webhook URLs may be http:// (default: outside production only). */
+  @Transform((p) => toBool({ value: emptyToUndefined(p) }))
+  @IsOptional()
+  @IsBoolean()
+  WEBHOOK_ALLOW_HTTP?: boolean;
+  /** Webhooks may reach loopback and private addresses (tests, private deployments). */
+  @Transform((p) => toBool({ value: emptyTo('false')(p) })) @IsBoolean() WEBHOOK_ALLOW_PRIVATE_TARGETS =
+    false;
+  /** Webhook attempts in flight at once in this process, shared fairly by the endpoints. */
+  @Transform(toInt) @IsInt() @Min(1) WEBHOOK_CONCURRENCY = 50;
+  /** This process sends webhooks (turn off for replicas that only serve the API). */
+  @Transform((p) => toBool({ value: emptyTo('true')(p) })) @IsBoolean() WEBHOOK_DISPATCHER = true;
+
   /** Comma-separated `ip[:port]` resolvers for domain checks; empty = the system's. */
   @Transform(emptyToUndefined)
   @IsOptional()
@@ -344,6 +357,11 @@ export class AppConfig {
 
   get isProduction(): boolean {
     return this.env.NODE_ENV === 'production';
+  }
+
+  /** WEBHOOK_ALLOW_HTTP, by default outside production only. */
+  get webhookAllowHttp(): boolean {
+    return this.env.WEBHOOK_ALLOW_HTTP ?? !this.isProduction;
   }
 
   /** The resolvers of DNS_SERVERS as `node:dns` takes them, or undefined for the system's. */

@@ -1,4 +1,8 @@
 import { ApiKey } from '../modules/api-keys/entities/api-key.entity';
+import { WebhookAttempt } from '../modules/webhooks/entities/webhook-attempt.entity';
+import { WebhookDelivery } from '../modules/webhooks/entities/webhook-delivery.entity';
+import { WebhookEvent } from '../modules/webhooks/entities/webhook-event.entity';
+import { Webhook } from '../modules/webhooks/entities/webhook.entity';
 import { AdminRole } from '../modules/admins/entities/admin-role.entity';
 import { Admin } from '../modules/admins/entities/admin.entity';
 import { RevokedRefreshToken } from '../modules/auth/entities/revoked-refresh-token.entity';
@@ -31,6 +35,10 @@ export const ENTITIES = [
   Admin,
   Company,
   ApiKey,
+  Webhook,
+  WebhookEvent,
+  WebhookDelivery,
+  WebhookAttempt,
   CompanyUsageDay,
   CompanyAuditEvent,
   Contact,

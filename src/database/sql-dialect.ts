@@ -74,6 +74,16 @@ export class SqlDialect {
   }
 
   /**
+   * `SELECT … FOR UPDATE SKIP LOCKED`: the rows no other transaction holds, locked for this one,
+   * so that several processes share a queue and each row goes to one of them. Nothing on SQLite,
+   * where the transaction already runs alone.
+   */
+  skipLocked<T extends ObjectLiteral>(qb: SelectQueryBuilder<T>): SelectQueryBuilder<T> {
+    if (this.isPostgres) qb.setLock('pessimistic_write').setOnLocked('skip_locked');
+    return qb;
+  }
+
+  /**
    * Write-locks the rows `qb` selects for the rest of the transaction without using them:
    * on SQLite, where the transaction already runs alone, no statement is sent at all.
    */

@@ -46,6 +46,12 @@ export const OPENAPI_TAGS: ReadonlyArray<{ name: string; description: string }> 
       "The company's API keys for its own software (owner only): made, listed, renamed, restricted to " +
       'networks and domains, revoked. The secret is shown once.',
   },
+  {
+    name: 'webhooks',
+    description:
+      "The company's event webhooks: endpoints with their event and domain filters, signing secrets " +
+      '(Standard Webhooks), sample events, the delivery history with every attempt, and replays.',
+  },
   { name: 'notifications', description: "The signed-in user's notifications." },
   {
     name: 'admins',

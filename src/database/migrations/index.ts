@@ -11,6 +11,7 @@ import { RelayAttribution1764547200000 } from './1764547200000-relay-attribution
 import { ChangeNotices1764633600000 } from './1764633600000-change-notices';
 import { ProviderEventInbox1764720000000 } from './1764720000000-provider-event-inbox';
 import { ApiKeys1764806400000 } from './1764806400000-api-keys';
+import { Webhooks1764892800000 } from './1764892800000-webhooks';
 
 /** In order. Listed explicitly so the compiled app, ts-jest and the CLI all load the same set. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   ChangeNotices1764633600000,
   ProviderEventInbox1764720000000,
   ApiKeys1764806400000,
+  Webhooks1764892800000,
 ];

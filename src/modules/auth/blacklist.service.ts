@@ -29,7 +29,7 @@ export class BlacklistService {
   }
 
   /** `purge-blacklist` (hourly): deletes entries whose token has expired anyway; returns how many. */
-  @Job('purge-blacklist')
+  @Job('purge-blacklist', { shared: true })
   async purgeExpired(now = new Date()): Promise<number> {
     const result = await this.revoked.delete({ expiresAt: LessThanOrEqual(now) });
     return result.affected ?? 0;

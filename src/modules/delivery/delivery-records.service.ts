@@ -20,6 +20,8 @@ import { DeliveryFacts, StoredProviderEvent } from './delivery-facts';
 import { DeliveryLine, queueKey } from './parsing/queue-facts';
 import { RebuildTargets } from './rebuild-targets';
 import { QuotaCountedRecord } from './entities/quota-counted-record.entity';
+import { recordWebhookEvents } from './record-webhook-events';
+import { WebhookOutbox } from '../webhooks/webhook-outbox';
 
 export interface RebuildResult {
   /** Clean records created or changed. */
@@ -32,8 +34,9 @@ export interface RebuildResult {
  * (Re)builds clean records from what is stored (the queues' facts, their delivery lines, the
  * provider events of their recipients) and applies what a new record or a change brings: the
  * quota count (once per record, kept in `quota_counted_records`), suppression of hard bounces,
- * complaints and unsubscribes, and the provider events it matched. Runs inside the caller's
- * transaction, so a batch's facts, records, counts and entries commit together.
+ * complaints and unsubscribes, the provider events it matched, and the webhook events of what
+ * each record gained. Runs inside the caller's transaction, so a batch's facts, records, counts,
+ * entries and events commit together.
  */
 @Injectable()
 export class DeliveryRecordsService {
@@ -44,6 +47,7 @@ export class DeliveryRecordsService {
     private readonly companyState: CompanyStateService,
     private readonly suppression: SuppressionService,
     private readonly facts: DeliveryFacts,
+    private readonly webhooks: WebhookOutbox,
   ) {}
 
   /**
@@ -124,6 +128,13 @@ export class DeliveryRecordsService {
       before,
     );
     await this.applyProviderEvents(em, changed);
+    await this.webhooks.emit(
+      em,
+      recordWebhookEvents(
+        changed.map((b) => b.record),
+        before,
+      ),
+    );
     return { records: changed.length, ambiguousEvents: ambiguous };
   }
 

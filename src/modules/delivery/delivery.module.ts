@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
 import { AttributionModule } from '../attribution/attribution.module';
 import { CompaniesModule } from '../companies/companies.module';
 import { LogIndexModule } from '../log-index/log-index.module';
@@ -28,6 +29,7 @@ import { ProviderEventsService } from './provider-events.service';
     AttributionModule,
     SuppressionModule,
     LogIndexModule,
+    WebhookOutboxModule,
   ],
   controllers: [LogBatchesController, ProviderEventsController],
   providers: [LogBatchesService, ProviderEventsService, DeliveryRecordsService, DeliveryFacts],

@@ -12,6 +12,8 @@ export interface RecipientRow {
 export interface UserRecipientSource {
   /** Active users of the company. */
   activeOfCompany(companyId: number, em?: EntityManager): Promise<RecipientRow[]>;
+  /** Active owners of the company. */
+  activeOwnersOfCompany(companyId: number, em?: EntityManager): Promise<RecipientRow[]>;
   /** The users with these ids, whatever their status. */
   withIds(ids: number[], em?: EntityManager): Promise<RecipientRow[]>;
   /**

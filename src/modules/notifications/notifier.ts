@@ -64,6 +64,20 @@ export class Notifier {
     );
   }
 
+  /** Every active owner of the company. Returns how many were notified. */
+  async notifyCompanyOwners(
+    companyId: number,
+    content: NotificationContent,
+    em?: EntityManager,
+  ): Promise<number> {
+    const owners = await this.recipients.users.activeOwnersOfCompany(companyId, em);
+    return this.deliver(
+      owners.map((u) => ({ userId: u.id, email: u.email })),
+      content,
+      em,
+    );
+  }
+
   /** Every active admin whose role is one of `roles`. */
   async notifyAdmins(
     roles: readonly AdminRoleName[],

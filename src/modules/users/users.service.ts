@@ -40,6 +40,14 @@ export class UsersService implements OnModuleInit, UserRecipientSource {
     });
   }
 
+  /** Active owners of the company, as notification recipients. */
+  activeOwnersOfCompany(companyId: number, em?: EntityManager): Promise<RecipientRow[]> {
+    return this.repo(em).find({
+      where: { companyId, status: 'active', companyRole: 'owner' },
+      select: { id: true, email: true },
+    });
+  }
+
   /** The users with these ids, whatever their status, as notification recipients. */
   withIds(ids: number[], em?: EntityManager): Promise<RecipientRow[]> {
     return this.repo(em).find({ where: { id: In(ids) }, select: { id: true, email: true } });

@@ -16,6 +16,7 @@ export const NOTIFICATION_TYPES = [
   'billing.proof_uploaded',
   'billing.amount_mismatch',
   'broadcast',
+  'webhook.disabled',
 ] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 

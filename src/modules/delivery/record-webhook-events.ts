@@ -1,0 +1,54 @@
+import type { CleanEvent, CleanRecord } from '../log-index/clean-record';
+import type { NewWebhookEvent } from '../webhooks/webhook-outbox';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../webhooks/webhook-event-types';
+import { isHardBounce } from './clean-record-builder';
+
+const eventKey = (e: CleanEvent) => JSON.stringify([e.at, e.status, e.dsn, e.response]);
+
+/**
+ * The webhook events a rebuild brings (platform.md "Event types and payload"): one per outcome a
+ * record gained (a delivery attempt, its expiry, a provider event), of a record with a company.
+ * An outcome is named by the record and its content, so the same line or provider event arriving
+ * again makes no second event.
+ */
+export function recordWebhookEvents(
+  changed: readonly CleanRecord[],
+  before: ReadonlyMap<string, CleanRecord>,
+): NewWebhookEvent[] {
+  const events: NewWebhookEvent[] = [];
+  for (const record of changed) {
+    if (record.companyId === null || record.companyUuid === null) continue;
+    const known = new Set((before.get(record.id)?.events ?? []).map(eventKey));
+    for (const outcome of record.events) {
+      const key = eventKey(outcome);
+      const type = `email.${outcome.status}` as WebhookEventType;
+      if (known.has(key) || !WEBHOOK_EVENT_TYPES.includes(type)) continue;
+      known.add(key);
+      events.push({
+        companyId: record.companyId,
+        type,
+        domain: record.senderDomain,
+        recordId: record.id,
+        fact: `${record.id}\n${key}`,
+        data: {
+          recordId: record.id,
+          messageId: record.messageId,
+          companyUuid: record.companyUuid,
+          domain: record.senderDomain,
+          from: record.from,
+          to: record.to,
+          status: outcome.status,
+          at: outcome.at,
+          dsn: outcome.dsn,
+          response: outcome.response,
+          relay: record.relay,
+          attempts: record.attempts,
+          ...(type === 'email.bounced' && {
+            bounce: { type: isHardBounce(outcome.dsn, outcome.response) ? 'hard' : 'soft' },
+          }),
+        },
+      });
+    }
+  }
+  return events;
+}
