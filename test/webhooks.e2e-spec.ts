@@ -7,6 +7,7 @@ import {
   bearer,
   countRows,
   createActiveUser,
+  createAdmin,
   expectFailure,
   LoggedIn,
   RegisteredUser,
@@ -229,7 +230,10 @@ describe('Event webhooks (platform.md "Event webhooks")', () => {
   describe('delivery', () => {
     it('delivers the events of a log batch, signed so that standardwebhooks verifies them, in order per record', async () => {
       const { owner, company } = await ownerWithCompany(t);
-      const hook = await addWebhook(t, owner, { url: receiver.url('/mail') });
+      const hook = await addWebhook(t, owner, {
+        url: receiver.url('/mail'),
+        events: ['email.sent', 'email.deferred', 'email.bounced'],
+      });
       const lines = [
         ...messageLines(company.relayUsername, 'AA1000001A', 'jo@example.net', 'deferred', 35),
         ...messageLines(company.relayUsername, 'AA1000001A', 'jo@example.net', 'sent', 45).slice(3),
@@ -297,8 +301,122 @@ describe('Event webhooks (platform.md "Event webhooks")', () => {
         .createQueryBuilder('d')
         .innerJoin(Webhook, 'w', 'w.id = d.webhook_id')
         .where('w.url = :url', { url: receiver.url('/other-domain') })
+        .andWhere("d.type LIKE 'email.%'")
         .getCount();
       expect(deliveries).toBe(0);
+    });
+
+    it('tells of the company’s suppression entries and state changes', async () => {
+      const { owner, company } = await ownerWithCompany(t);
+      await addWebhook(t, owner, {
+        url: receiver.url('/state'),
+        events: ['suppression.created', 'suppression.deleted', 'company.suspended', 'company.reactivated'],
+      });
+      // A hard bounce suppresses its recipient: one suppression.created, from the log.
+      await postLogs(
+        t,
+        messageLines(company.relayUsername, 'GG1000001A', 'gone@example.net', 'bounced'),
+      ).expect(200);
+      await receiver.waitFor(() => receiver.to('/state').length === 1);
+      expect(receiver.to('/state')[0].json).toMatchObject({
+        type: 'suppression.created',
+        data: {
+          companyUuid: owner.companyUuid,
+          email: 'gone@example.net',
+          reason: 'hard_bounce',
+          source: 'log',
+        },
+      });
+      // Added and removed by a user.
+      await t
+        .http()
+        .post('/api/v1/suppression')
+        .set(...bearer(owner.accessToken))
+        .send({ emails: ['x@example.org'] })
+        .expect(201);
+      await receiver.waitFor(() => receiver.to('/state').length === 2);
+      const list = await t
+        .http()
+        .get('/api/v1/suppression?search=x%40example.org')
+        .set(...bearer(owner.accessToken))
+        .expect(200);
+      await t
+        .http()
+        .delete(`/api/v1/suppression/${list.body.data.items[0].uuid}`)
+        .set(...bearer(owner.accessToken))
+        .expect(200);
+      await receiver.waitFor(() => receiver.to('/state').length === 3);
+      expect(
+        receiver
+          .to('/state')
+          .slice(1)
+          .map((r) => [r.json.type, r.json.data.email, r.json.data.source]),
+      ).toEqual([
+        ['suppression.created', 'x@example.org', 'user'],
+        ['suppression.deleted', 'x@example.org', 'user'],
+      ]);
+      // Suspended and reactivated by an admin.
+      const admin = await createAdmin(t, 'admin');
+      for (const status of ['suspended', 'active']) {
+        await t
+          .http()
+          .patch(`/api/v1/admins/companies/${company.uuid}`)
+          .set(...bearer(admin.accessToken))
+          .send({ status, ...(status === 'suspended' && { suspendedReason: 'abuse report' }) })
+          .expect(200);
+      }
+      await receiver.waitFor(() => receiver.to('/state').length === 5);
+      expect(
+        receiver
+          .to('/state')
+          .slice(3)
+          .map((r) => [r.json.type, r.json.data.status]),
+      ).toEqual([
+        ['company.suspended', 'suspended'],
+        ['company.reactivated', 'active'],
+      ]);
+    });
+
+    it('tells when a company reaches 80 % and 100 % of its quota, once each', async () => {
+      const { owner, company } = await ownerWithCompany(t);
+      await addWebhook(t, owner, {
+        url: receiver.url('/quota'),
+        events: ['quota.warning', 'quota.exhausted'],
+      });
+      await t.dataSource.getRepository(Company).update(
+        { id: company.id },
+        {
+          packageUuid: '5f0c6f1e-8d3a-4a57-9a43-1b2c3d4e5f60',
+          periodStart: new Date(Date.now() - 86_400_000),
+          periodEnd: new Date(Date.now() + 30 * 86_400_000),
+          quota: 10,
+          used: 7,
+        },
+      );
+      const lines = (n: number) =>
+        Array.from({ length: n }, (_, i) =>
+          messageLines(
+            company.relayUsername,
+            `QQ${String(100000 + n * 10 + i)}A`,
+            `q${n}-${i}@example.net`,
+            'sent',
+          ),
+        ).flat();
+      await postLogs(t, lines(1)).expect(200);
+      await receiver.waitFor(() => receiver.to('/quota').length === 1);
+      await postLogs(t, lines(2)).expect(200);
+      await receiver.waitFor(() => receiver.to('/quota').length === 2);
+      expect(receiver.to('/quota').map((r) => [r.json.type, r.json.data.used, r.json.data.quota])).toEqual([
+        ['quota.warning', 8, 10],
+        ['quota.exhausted', 10, 10],
+      ]);
+      await postLogs(t, lines(3)).expect(200);
+      await t.settle();
+      expect(
+        await t.dataSource
+          .getRepository(WebhookEvent)
+          .countBy({ companyId: company.id, type: 'quota.warning' }),
+      ).toBe(1);
     });
 
     it('tries again after a 500: one delivery, two attempts, the same webhook-id', async () => {
@@ -426,6 +544,13 @@ describe('Event webhooks (platform.md "Event webhooks")', () => {
         .expect(200);
       await receiver.waitFor(() => receiver.to('/sample').length === 2);
       expect(receiver.to('/sample')[1].headers['webhook-id']).toBe(sample.headers['webhook-id']);
+      // The second attempt is recorded once its answer is: then it is a delivered delivery again.
+      const deliveries = t.dataSource.getRepository(WebhookDelivery);
+      const uuid = queued.body.data.deliveryUuid as string;
+      await until(
+        async () => (await deliveries.findOneByOrFail({ uuid })).attempts === 2,
+        'the retry is recorded',
+      );
 
       const replay = await t
         .http()

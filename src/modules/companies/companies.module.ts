@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
 import { AuthModule } from '../auth/auth.module';
 import { DomainsModule } from '../domains/domains.module';
 import { PackagesModule } from '../packages/packages.module';
@@ -28,6 +29,7 @@ import { MembersService } from './members.service';
     PackagesModule,
     DomainsModule,
     CompanyRelayModule,
+    WebhookOutboxModule,
   ],
   controllers: [CompanyRegistrationController, CompaniesController, CompaniesAdminController],
   providers: [

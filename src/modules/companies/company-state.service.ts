@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { BadRequestError, ConflictError, NotFoundError } from '../../common/errors/domain-error';
+import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { Notifier } from '../notifications/notifier';
@@ -54,6 +55,7 @@ export class CompanyStateService {
     private readonly dialect: SqlDialect,
     private readonly notifications: Notifier,
     private readonly events: CompanyStateEvents,
+    private readonly webhooks: WebhookOutbox,
   ) {}
 
   /** The company, locked for the rest of the caller's transaction (PostgreSQL); 404 when missing. */
@@ -107,6 +109,13 @@ export class CompanyStateService {
     company.status = change.status;
     company.suspendedReason = suspendedReason;
     this.changed(em, company, change.status === 'suspended' ? 'suspended' : 'resumed');
+    await this.webhooks.emit(em, [
+      {
+        companyId: company.id,
+        type: change.status === 'suspended' ? 'company.suspended' : 'company.reactivated',
+        data: { status: change.status, reason: suspendedReason },
+      },
+    ]);
     if (change.status !== 'suspended') return;
     if (!change.notice) throw new Error('changeStatus: a suspension needs its notice');
     await announceSuspension(this.notifications, em, company, change.notice);
@@ -282,23 +291,37 @@ export class CompanyStateService {
     ] as const;
     for (const t of thresholds) {
       if (t.warned || company.used * 100 < company.quota * t.percent) continue;
-      const claimed = await this.dataSource
-        .createQueryBuilder()
-        .update(Company)
-        .set({ [t.percent === 80 ? 'quotaWarnedAt80' : 'quotaWarnedAt100']: new Date() })
-        .where(`id = :id AND ${t.column} IS NULL`, { id: company.id })
-        .execute();
-      if ((claimed.affected ?? 0) !== 1) continue;
-      await this.notifications.notifyCompanyUsers(company.id, {
-        type: t.percent === 80 ? 'quota.80' : 'quota.100',
-        title: t.percent === 80 ? 'You have used 80% of your quota' : 'Your quota is used up',
-        body:
-          t.percent === 80
-            ? `Your company has sent ${company.used} of ${company.quota} messages this period.`
-            : `Your company has sent ${company.used} of ${company.quota} messages this period. The relay refuses new mail until the period renews or you buy more.`,
-        data: { used: company.used, quota: company.quota },
-        email: true,
-        link: '/billing',
+      // Claimed once (the flag), announced with it: the notification and the webhook event.
+      await this.transactions.run(async (em) => {
+        const claimed = await em
+          .createQueryBuilder()
+          .update(Company)
+          .set({ [t.percent === 80 ? 'quotaWarnedAt80' : 'quotaWarnedAt100']: new Date() })
+          .where(`id = :id AND ${t.column} IS NULL`, { id: company.id })
+          .execute();
+        if ((claimed.affected ?? 0) !== 1) return;
+        await this.notifications.notifyCompanyUsers(
+          company.id,
+          {
+            type: t.percent === 80 ? 'quota.80' : 'quota.100',
+            title: t.percent === 80 ? 'You have used 80% of your quota' : 'Your quota is used up',
+            body:
+              t.percent === 80
+                ? `Your company has sent ${company.used} of ${company.quota} messages this period.`
+                : `Your company has sent ${company.used} of ${company.quota} messages this period. The relay refuses new mail until the period renews or you buy more.`,
+            data: { used: company.used, quota: company.quota },
+            email: true,
+            link: '/billing',
+          },
+          em,
+        );
+        await this.webhooks.emit(em, [
+          {
+            companyId: company.id,
+            type: t.percent === 80 ? 'quota.warning' : 'quota.exhausted',
+            data: { quota: company.quota, used: company.used, percent: t.percent },
+          },
+        ]);
       });
     }
   }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { UsersModule } from '../users/users.module';
+import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
 import { DkimKeyPairs } from './dkim-key-pairs';
 import { DomainDnsChecker } from './domain-dns-checker';
 import { DomainLookupModule } from './domain-lookup';
@@ -12,7 +13,7 @@ import { VerifyRateLimit } from './verify-rate-limit';
 
 /** Sender domains: add, DNS records to publish, live verification, the daily re-check. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Domain]), DomainLookupModule, UsersModule],
+  imports: [TypeOrmModule.forFeature([Domain]), DomainLookupModule, UsersModule, WebhookOutboxModule],
   controllers: [DomainsController, DomainsAdminController],
   providers: [DomainsService, DkimKeyPairs, DomainDnsChecker, VerifyRateLimit],
   exports: [DomainsService, DomainLookupModule],

@@ -7,6 +7,7 @@ import { BadRequestError, ConflictError, NotFoundError } from '../../common/erro
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { AppConfig } from '../../config/app-config';
 import { isUniqueViolation } from '../../database/database-errors';
+import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { Job } from '../jobs/job.decorator';
@@ -45,6 +46,7 @@ export class DomainsService {
     private readonly events: DomainEvents,
     private readonly notifications: Notifier,
     private readonly members: CompanyMembersService,
+    private readonly webhooks: WebhookOutbox,
   ) {}
 
   async add(companyId: number, input: string): Promise<DomainDto> {
@@ -209,7 +211,21 @@ export class DomainsService {
         if (next === 'verified' || domain.status === 'verified') {
           scope.afterCommit(() => this.events.emit({ companyId: domain.companyId, name: domain.name }));
         }
-        if (next === 'verified' || next === 'failed') await this.notifyOwners(em, domain, next);
+        if (next === 'verified' || next === 'failed') {
+          await this.notifyOwners(em, domain, next);
+          await this.webhooks.emit(em, [
+            {
+              companyId: domain.companyId,
+              type: next === 'verified' ? 'domain.verified' : 'domain.failed',
+              data: {
+                domain: domain.name,
+                domainUuid: domain.uuid,
+                status: next,
+                records: records.map(({ purpose, status, detail }) => ({ purpose, status, detail })),
+              },
+            },
+          ]);
+        }
       });
     } catch (e: unknown) {
       if (isUniqueViolation(e)) throw new ConflictError(VERIFIED_ELSEWHERE);

@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { Brackets, EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../common/errors/domain-error';
 import { Page, skipFor, toPage } from '../../common/pagination/page';
+import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { CompaniesService } from '../companies/companies.service';
@@ -40,6 +41,7 @@ export class SuppressionService {
     private readonly companies: CompaniesService,
     private readonly transactions: TransactionService,
     private readonly dialect: SqlDialect,
+    private readonly webhooks: WebhookOutbox,
   ) {}
 
   async list(scope: SuppressionScope, q: ListSuppressionQueryDto): Promise<Page<SuppressionEntryDto>> {
@@ -117,7 +119,20 @@ export class SuppressionService {
               .execute()
           ).affected ?? 0)
         : 0;
-      const addedNow = renewed + (await this.insertMissingCount(manager, companyId, fresh, fields));
+      const inserted = await this.insertMissing(manager, companyId, fresh, fields);
+      const addedNow = renewed + inserted.length;
+      if (companyId !== null) {
+        // Each entry made (or renewed) is the company's suppression.created event.
+        const made = [...expired.slice(0, renewed).map((entry) => entry.email), ...inserted];
+        await this.webhooks.emit(
+          manager,
+          made.map((email) => ({
+            companyId,
+            type: 'suppression.created' as const,
+            data: { email, ...fields, expiresAt: fields.expiresAt?.toISOString() ?? null },
+          })),
+        );
+      }
       return { added: addedNow, existing: emails.size - addedNow };
     });
     return { added, existing, invalid };
@@ -154,17 +169,35 @@ export class SuppressionService {
    * A user removes an entry of its own company (the ownership guard loaded it); `complaint`
    * entries are for admins to remove.
    */
-  async removeOwn(entry: Pick<SuppressionEntry, 'id' | 'reason'>): Promise<void> {
+  async removeOwn(entry: SuppressionEntry): Promise<void> {
     if (entry.reason === 'complaint') {
       throw new ForbiddenError('Complaint entries can only be removed by an admin');
     }
-    await this.entries.delete({ id: entry.id });
+    await this.delete(entry);
   }
 
   /** An admin removes any entry, of any company or of the global list. */
   async remove(uuid: string): Promise<void> {
-    const result = await this.entries.delete({ uuid });
-    if (!result.affected) throw new NotFoundError(SUPPRESSION_NOT_FOUND);
+    const entry = await this.entries.findOneBy({ uuid });
+    if (!entry || !(await this.delete(entry))) throw new NotFoundError(SUPPRESSION_NOT_FOUND);
+  }
+
+  /** Deletes the entry, with the company's suppression.deleted event; false when it was gone already. */
+  private delete(entry: SuppressionEntry): Promise<boolean> {
+    return this.transactions.run(async (em) => {
+      const result = await em.delete(SuppressionEntry, { id: entry.id });
+      if (!result.affected) return false;
+      if (entry.companyId !== null) {
+        await this.webhooks.emit(em, [
+          {
+            companyId: entry.companyId,
+            type: 'suppression.deleted',
+            data: { email: entry.email, reason: entry.reason, source: entry.source },
+          },
+        ]);
+      }
+      return true;
+    });
   }
 
   /** The company's list as CSV, read in batches so a long list never sits in memory whole. */
@@ -224,20 +257,18 @@ export class SuppressionService {
   }
 
   /**
-   * Inserts what is not listed yet and answers how many rows it inserted (a count, where the
-   * dialect's insertNew answers keys). A concurrent request may have added the same address
-   * since the lookup: the unique index then skips it, and only the rows really inserted count.
+   * Inserts what is not listed yet and answers the addresses it inserted. A concurrent request
+   * may have added the same address since the lookup: the unique index then skips it, and only
+   * the rows really inserted count.
    */
-  private insertMissingCount(
+  private async insertMissing(
     manager: EntityManager,
     companyId: number | null,
     emails: string[],
     fields: Pick<SuppressionEntry, 'reason' | 'source' | 'detail' | 'expiresAt'>,
-  ): Promise<number> {
-    return this.dialect.insertIgnoringDuplicates(
-      manager,
-      SuppressionEntry,
-      emails.map((email) => ({ uuid: randomUUID(), companyId, email, ...fields })),
-    );
+  ): Promise<string[]> {
+    const rows = emails.map((email) => ({ uuid: randomUUID(), companyId, email, ...fields }));
+    const inserted = new Set(await this.dialect.insertNew(manager, SuppressionEntry, rows, 'uuid'));
+    return rows.filter((row) => inserted.has(row.uuid)).map((row) => row.email);
   }
 }

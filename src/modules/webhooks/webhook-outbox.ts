@@ -14,7 +14,7 @@ import { endpointWants, WebhookEventType } from './webhook-event-types';
 export interface NewWebhookEvent {
   companyId: number;
   type: WebhookEventType;
-  /** The event's `data` (`companyUuid` included). */
+  /** The event's `data` (`companyUuid` is added). */
   data: Record<string, unknown>;
   /** The sender domain of a mail event: endpoints may ask for some domains only. */
   domain?: string | null;
@@ -59,6 +59,7 @@ export class WebhookOutbox {
       select: { id: true, companyId: true, events: true, domains: true },
     });
     if (endpoints.length === 0) return 0;
+    const companyUuids = await this.companyUuids(em, [...new Set(endpoints.map((w) => w.companyId))]);
 
     const now = new Date();
     const wanted: Array<{ event: Partial<WebhookEvent>; for: number[] }> = [];
@@ -77,7 +78,7 @@ export class WebhookOutbox {
       const payload = JSON.stringify({
         type: e.type,
         timestamp: now.toISOString(),
-        data: { ...e.data, ...(seq !== null && { seq }) },
+        data: { companyUuid: companyUuids.get(e.companyId), ...e.data, ...(seq !== null && { seq }) },
       });
       wanted.push({
         event: {
@@ -131,6 +132,17 @@ export class WebhookOutbox {
     await this.dialect.insertMany(em, WebhookDelivery, deliveries, 'ignore');
     this.transactions.afterCommit(em, () => this.work.emit({ events: fresh.length }));
     return fresh.length;
+  }
+
+  /** The public ids of the companies, for the events' `data.companyUuid`. */
+  private async companyUuids(em: EntityManager, ids: number[]): Promise<Map<number, string>> {
+    const rows: Array<{ id: number | string; uuid: string }> = await em
+      .createQueryBuilder()
+      .select(['c.id AS id', 'c.uuid AS uuid'])
+      .from('companies', 'c')
+      .where('c.id IN (:...ids)', { ids })
+      .getRawMany();
+    return new Map(rows.map((row) => [Number(row.id), row.uuid]));
   }
 
   /** The highest `seq` of the record's events so far (0 for none). */
