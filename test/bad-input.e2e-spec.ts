@@ -402,6 +402,28 @@ describe('Bad input on every body route: a 400 envelope, never a 500, never a wr
     });
   });
 
+  it('says what a field must be before its bounds', async () => {
+    const res = await t
+      .http()
+      .post('/api/v1/users/register')
+      .send({
+        companyName: 12345,
+        fullName: 'Ada',
+        email: 'ada@example.com',
+        password: 'correct horse battery',
+      })
+      .expect(400);
+    expect(res.body.error.details).toEqual([
+      {
+        field: 'companyName',
+        messages: [
+          'companyName must be a string',
+          'companyName must be shorter than or equal to 200 characters',
+        ],
+      },
+    ]);
+  });
+
   describe('invalid UUIDs in paths', () => {
     it.each([
       ['get', 'not-a-uuid'],

@@ -27,7 +27,18 @@ export class ValidationFailedException extends BadRequestException {
 function flatten(errors: ValidationError[], prefix = ''): FieldErrorDetail[] {
   return errors.flatMap((e) => {
     const field = prefix ? `${prefix}.${e.property}` : e.property;
-    const own = e.constraints ? [{ field, messages: Object.values(e.constraints) }] : [];
+    const own = e.constraints ? [{ field, messages: inReadingOrder(e.constraints) }] : [];
     return [...own, ...flatten(e.children ?? [], field)];
   });
+}
+
+/**
+ * A field's messages, what it must be (`must be a string`, class-validator's `is…` checks) before
+ * its bounds (`must be shorter than …`): class-validator lists them in the reverse order of the
+ * decorators, which puts the bounds first.
+ */
+function inReadingOrder(constraints: Record<string, string>): string[] {
+  const entries = Object.entries(constraints);
+  const isKind = ([name]: [string, string]) => name.startsWith('is');
+  return [...entries.filter(isKind), ...entries.filter((e) => !isKind(e))].map(([, message]) => message);
 }
