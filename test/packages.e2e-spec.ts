@@ -435,6 +435,19 @@ describe('Admin packages /api/v1/admins/packages', () => {
         .set(...bearer(owner.accessToken))
         .expect(200);
       expect(offered.body.data.items.map((p: { uuid: string }) => p.uuid)).not.toContain(pkg.uuid);
+      // A list like the others: paged, with its meta.
+      expect(offered.body.data.meta).toEqual({
+        page: 1,
+        limit: 20,
+        totalItems: expect.any(Number),
+        totalPages: expect.any(Number),
+      });
+      const one = await t
+        .http()
+        .get('/api/v1/billings/packages?limit=1')
+        .set(...bearer(owner.accessToken))
+        .expect(200);
+      expect(one.body.data.items).toHaveLength(Math.min(1, offered.body.data.meta.totalItems));
     });
 
     it('archives a package that a company subscribes to', async () => {

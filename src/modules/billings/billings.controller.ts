@@ -3,6 +3,7 @@ import { ApiBody, ApiConsumes, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RawResponse, ResponseMessage } from '../../common/http/response-message.decorator';
 import { Page } from '../../common/pagination/page';
+import { PageQueryDto } from '../../common/pagination/page-query.dto';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import { CallerCompany, CurrentUser, OwnerAuth, UserAuth } from '../auth/access.decorators';
 import { OwnedEntity } from '../auth/guards/company-ownership.guard';
@@ -37,8 +38,8 @@ export class BillingsController {
   @UserAuth({ key: 'read' })
   @ResponseMessage('Packages fetched')
   @ApiEnvelope(PackageListDto)
-  listPackages(): Promise<{ items: PackageDto[] }> {
-    return this.packages.listOffered();
+  listPackages(@Query() query: PageQueryDto): Promise<Page<PackageDto>> {
+    return this.packages.listOffered(query.page, query.limit);
   }
 
   /**

@@ -27,12 +27,19 @@ export class PackagesService {
   ) {}
 
   /** What customers may buy: active and public, cheapest first. */
-  async listOffered(): Promise<{ items: PackageDto[] }> {
-    const rows = await this.packages.find({
+  async listOffered(page: number, limit: number): Promise<Page<PackageDto>> {
+    const [rows, total] = await this.packages.findAndCount({
       where: { isActive: true, isPublic: true },
-      order: { price: 'ASC', name: 'ASC' },
+      order: { price: 'ASC', name: 'ASC', id: 'ASC' },
+      skip: skipFor(page, limit),
+      take: limit,
     });
-    return { items: rows.map((p) => PackageDto.from(p)) };
+    return toPage(
+      rows.map((p) => PackageDto.from(p)),
+      total,
+      page,
+      limit,
+    );
   }
 
   /** A package a customer may buy now (active and public); any other is "not found". */

@@ -48,7 +48,7 @@ export class AdminPackagePageDto extends PageResponseDto {
   @ApiProperty({ type: [AdminPackageDto] }) items: AdminPackageDto[];
 }
 
-export class PackageListDto {
+export class PackageListDto extends PageResponseDto {
   @ApiProperty({ type: [PackageDto] }) items: PackageDto[];
 }
 
