@@ -79,7 +79,10 @@ interface Operation {
   security?: Array<Record<string, string[]>>;
   parameters?: Array<{ name: string; in: string; required?: boolean; schema?: Schema }>;
   requestBody?: { content: Record<string, { schema: Schema }> };
-  responses: Record<string, { description?: string; content?: Record<string, { schema: Schema }> }>;
+  responses: Record<
+    string,
+    { description?: string; content?: Record<string, { schema: Schema; example?: unknown }> }
+  >;
 }
 
 interface OpenApiDocument {
@@ -264,6 +267,22 @@ describe('OpenAPI document', () => {
           key,
           status,
           { $ref: ERROR_ENVELOPE_REF },
+        ]);
+        // Its example is a failure of that very status, with a message the service answers.
+        const example = response.content?.['application/json']?.example as
+          { code: number; msg: string; status: string; data: null; error: { msg: string } } | undefined;
+        expect([key, status, example?.code, example?.status, example?.data]).toEqual([
+          key,
+          status,
+          Number(status),
+          'failed',
+          null,
+        ]);
+        expect([key, status, typeof example?.msg, example?.error.msg === example?.msg]).toEqual([
+          key,
+          status,
+          'string',
+          true,
         ]);
       }
       const statuses = errors.map(([status]) => status);

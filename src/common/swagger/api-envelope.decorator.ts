@@ -53,7 +53,9 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: 'Body too large',
   415: 'Unsupported media type',
   429: 'Rate limit hit (see retry-after)',
+  502: 'An outside system (payment gateway, CRM) refused or failed',
   503: 'A required outside system is not configured or is down',
+  504: 'An outside system did not answer in time',
 };
 
 /** Documents the success envelope whose `data` is `model` (or an empty object). */
@@ -78,12 +80,42 @@ export function ApiEnvelope(model?: Type<unknown>, status = 200, description = '
   );
 }
 
-/** Documents failure envelopes for the given statuses. */
+/** A message the service really answers with each status, for the documented examples. */
+const ERROR_EXAMPLES: Record<number, { msg: string; details?: FieldErrorDto[] }> = {
+  400: { msg: 'Validation failed', details: [{ field: 'email', messages: ['email must be an email'] }] },
+  401: { msg: 'Missing bearer token' },
+  403: { msg: 'Only the company owner may do this' },
+  404: { msg: 'Not found' },
+  409: { msg: 'Domain limit reached: a company has at most 50 domains' },
+  413: { msg: 'Request body is too large' },
+  415: { msg: 'Unsupported media type' },
+  429: { msg: 'Too many requests, try again later' },
+  502: { msg: 'Payment gateway is unreachable' },
+  503: { msg: 'Database is down' },
+  504: { msg: 'Payment gateway did not answer in time' },
+};
+
+/** The failure envelope of `status`, as an example. */
+function errorExample(status: number) {
+  const { msg, details } = ERROR_EXAMPLES[status] ?? { msg: 'Error' };
+  return { status: 'failed', code: status, msg, data: null, error: { msg, ...(details && { details }) } };
+}
+
+/** Documents failure envelopes for the given statuses, each with an example of its own. */
 export function ApiErrors(...statuses: number[]) {
   return applyDecorators(
     ApiExtraModels(ErrorEnvelopeDto),
     ...statuses.map((status) =>
-      ApiResponse({ status, description: ERROR_DESCRIPTIONS[status] ?? 'Error', type: ErrorEnvelopeDto }),
+      ApiResponse({
+        status,
+        description: ERROR_DESCRIPTIONS[status] ?? 'Error',
+        content: {
+          'application/json': {
+            schema: { $ref: getSchemaPath(ErrorEnvelopeDto) },
+            example: errorExample(status),
+          },
+        },
+      }),
     ),
   );
 }

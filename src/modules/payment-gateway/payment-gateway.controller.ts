@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
-import { ApiEnvelope, ApiErrors, ErrorEnvelopeDto } from '../../common/swagger/api-envelope.decorator';
+import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import { CurrentUser, OwnerAuth } from '../auth/access.decorators';
 import type { User } from '../users/entities/user.entity';
 import { CreatePaymentInvoiceDto } from './dto/payment-invoice-request.dto';
@@ -28,13 +28,7 @@ export class PaymentGatewayController {
   @OwnerAuth()
   @ResponseMessage('Payment invoice ready')
   @ApiEnvelope(PaymentInvoiceDto)
-  @ApiErrors(400, 404, 409, 503)
-  @ApiResponse({
-    status: 502,
-    description: 'The gateway refused or failed (its message)',
-    type: ErrorEnvelopeDto,
-  })
-  @ApiResponse({ status: 504, description: 'The gateway did not answer in time', type: ErrorEnvelopeDto })
+  @ApiErrors(400, 404, 409, 502, 503, 504)
   create(@CurrentUser() user: User, @Body() dto: CreatePaymentInvoiceDto): Promise<PaymentInvoiceDto> {
     return this.payments.invoiceFor(user, dto.billingUuid);
   }
