@@ -11,6 +11,7 @@ import { inMemoryMultipart } from './common/http/in-memory-multipart';
 import { registerResponseEnvelope } from './common/http/response-envelope.hook';
 import { securityHeaders } from './common/http/security-headers';
 import { registerHttpMetrics } from './modules/metrics/http-metrics';
+import { withExamples } from './common/swagger/openapi-examples';
 import { OPENAPI_TAGS } from './common/swagger/openapi-tags';
 import { bindRequestContext, requestIdOf, ROOT_LOGGER } from './common/logging/logger.options';
 import { AppConfig } from './config/app-config';
@@ -68,7 +69,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   // Uploads (payment proofs): streamed, limits enforced while streaming, kept in memory.
   await app.register(inMemoryMultipart, { limits: MULTIPART_LIMITS });
 
-  const document = SwaggerModule.createDocument(app, buildOpenApiConfig());
+  const document = withExamples(SwaggerModule.createDocument(app, buildOpenApiConfig()));
   SwaggerModule.setup('api-docs', app, document, {
     jsonDocumentUrl: 'api-docs-json',
     customSiteTitle: 'Email Relay Service API',

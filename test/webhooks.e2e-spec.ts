@@ -27,6 +27,14 @@ const ENV = {
 
 type Owner = RegisteredUser & LoggedIn;
 
+/**
+ * How long the tests wait for the dispatcher to record what the receiver already got: only so
+ * that a state never reached fails clearly; a busy machine may take long (the file's tests may
+ * take 2 minutes).
+ */
+const RECORDED_WITHIN = 100_000;
+jest.setTimeout(120_000);
+
 /** Postfix lines of one message of `relayUsername` to `to`: accepted, then `outcome`. */
 function messageLines(
   relayUsername: string,
@@ -448,6 +456,7 @@ describe('Event webhooks (platform.md "Event webhooks")', () => {
           (await t.dataSource.getRepository(WebhookDelivery).findOneByOrFail({ uuid: delivery.uuid }))
             .status === 'delivered',
         'the second attempt is recorded',
+        RECORDED_WITHIN,
       );
       const detail = await t
         .http()
@@ -550,6 +559,7 @@ describe('Event webhooks (platform.md "Event webhooks")', () => {
       await until(
         async () => (await deliveries.findOneByOrFail({ uuid })).attempts === 2,
         'the retry is recorded',
+        RECORDED_WITHIN,
       );
 
       const replay = await t
@@ -660,6 +670,7 @@ describe('Event webhooks (platform.md "Event webhooks")', () => {
       await until(
         async () => (await deliveries.countBy({ status: 'delivered' })) === 60,
         'every delivery is recorded',
+        RECORDED_WITHIN,
       );
       expect(await deliveries.countBy({ attempts: 1 })).toBe(60);
       expect(await countRows(one, 'webhook_attempts')).toBe(60);

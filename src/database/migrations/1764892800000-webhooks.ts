@@ -75,6 +75,7 @@ export class Webhooks1764892800000 implements MigrationInterface {
           { name: 'status', type: 'varchar', length: '16', default: "'pending'" },
           { name: 'attempts', type: 'integer', default: 0 },
           { name: 'next_attempt_at', type: datetime, isNullable: true },
+          { name: 'claim', type: 'varchar', length: '36', isNullable: true },
           { name: 'last_attempt_at', type: datetime, isNullable: true },
           { name: 'last_status', type: 'integer', isNullable: true },
           { name: 'last_error', type: 'varchar', length: '300', isNullable: true },

@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull, LessThanOrEqual, MoreThanOrEqual } from 'typeorm';
 import { EncryptionService } from '../../common/crypto/encryption.service';
@@ -189,9 +190,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       )
       .getMany();
     if (locked.length === 0) return [];
-    const ids = locked.map((d) => d.id);
-    await em.update(WebhookDelivery, { id: In(ids) }, { nextAttemptAt: new Date(now.getTime() + CLAIM_MS) });
-    const deliveries = await em.find(WebhookDelivery, { where: { id: In(ids) } });
+    // Taken only where still due: whatever another process did meanwhile, one claim wins a row.
+    const claim = randomUUID();
+    await em.update(
+      WebhookDelivery,
+      { id: In(locked.map((d) => d.id)), status: 'pending', nextAttemptAt: LessThanOrEqual(now) },
+      { claim, nextAttemptAt: new Date(now.getTime() + CLAIM_MS) },
+    );
+    const deliveries = await em.find(WebhookDelivery, { where: { claim } });
+    if (deliveries.length === 0) return [];
     const webhooks = new Map(
       (
         await em
@@ -236,16 +243,21 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     await this.record(delivery, webhook, result);
   }
 
-  /** Keeps the attempt, moves the delivery on and the endpoint's health with it, in one transaction. */
+  /**
+   * Keeps the attempt, moves the delivery on and the endpoint's health with it, in one
+   * transaction. Only the holder of the claim moves the delivery: when the claim lapsed and
+   * another process took the delivery again, this attempt is kept in the history and nothing else.
+   */
   private async record(delivery: WebhookDelivery, webhook: Webhook, result: AttemptResult): Promise<void> {
     const attempts = delivery.attempts + 1;
     const at = result.at;
+    const error = result.error?.slice(0, 300) ?? null;
     await this.transactions.run(async (em) => {
       await em.insert(WebhookAttempt, {
         deliveryId: delivery.id,
         at,
         status: result.status ?? null,
-        error: result.error?.slice(0, 300) ?? null,
+        error,
         ms: result.ms,
         body: result.body,
       });
@@ -253,27 +265,31 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         attempts,
         lastAttemptAt: at,
         lastStatus: result.status ?? null,
-        lastError: result.error?.slice(0, 300) ?? null,
+        lastError: error,
         lastMs: result.ms,
         lastBody: result.body,
+        claim: null,
       };
+      const claimed = { id: delivery.id, claim: delivery.claim ?? '' };
       if (result.outcome === 'delivered') {
-        await em.update(
-          WebhookDelivery,
-          { id: delivery.id },
-          { ...last, status: 'delivered', nextAttemptAt: null },
-        );
-        await em.update(Webhook, { id: webhook.id }, { lastSuccessAt: at, failingSince: null });
+        const moved = await em.update(WebhookDelivery, claimed, {
+          ...last,
+          status: 'delivered',
+          nextAttemptAt: null,
+        });
+        if (moved.affected)
+          await em.update(Webhook, { id: webhook.id }, { lastSuccessAt: at, failingSince: null });
         return;
       }
       const delay = result.outcome === 'gone' ? null : nextAttemptDelayMs(attempts, result.retryAfterMs);
-      await em.update(
+      const moved = await em.update(
         WebhookDelivery,
-        { id: delivery.id },
+        claimed,
         delay === null
           ? { ...last, status: 'failed', nextAttemptAt: null }
           : { ...last, nextAttemptAt: new Date(Date.now() + delay) },
       );
+      if (!moved.affected) return;
       await em.update(Webhook, { id: webhook.id }, { lastFailureAt: at });
       await em.update(Webhook, { id: webhook.id, failingSince: IsNull() }, { failingSince: at });
       if (result.outcome === 'gone') {

@@ -47,6 +47,10 @@ export class WebhookDelivery extends BaseEntity {
   @Column({ type: DATETIME, nullable: true })
   nextAttemptAt: Date | null;
 
+  /** The claim of the attempt in flight (a random id): only its claimer records its outcome. */
+  @Column({ type: 'varchar', length: 36, nullable: true })
+  claim: string | null;
+
   @Column({ type: DATETIME, nullable: true })
   lastAttemptAt: Date | null;
 
