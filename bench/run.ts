@@ -12,12 +12,18 @@
  * of the domain the bench verified; the milter beside Debian's OpenDKIM signing the same messages
  * when `opendkim` is installed.
  *
+ * Event webhooks are delivered to a receiver in the bench's process (one port per endpoint on
+ * 127.0.0.1, so the service runs with WEBHOOK_ALLOW_PRIVATE_TARGETS), the events made by log
+ * batches; customer API keys are made through the API as an owner makes them.
+ *
  * Environment: BENCH_DATABASE_URL (postgres://…; default the embedded SQLite database),
  * BENCH_DURATION (s per HTTP route, default 10), BENCH_AGENT_DURATION (s per relay-agent figure,
  * default 5), BENCH_CONNECTIONS (default 50), BENCH_LOG_LEVEL (default warn), BENCH_NODE_ARGS
  * and BENCH_AGENT_NODE_ARGS (flags for the service's and the agent's node, e.g.
  * "--cpu-prof --cpu-prof-dir=/tmp/prof", or "-r ./bench/stall-watch.cjs" for the stacks of the
- * service's event-loop stalls).
+ * service's event-loop stalls), BENCH_ONLY (comma-separated among `api-key` and `webhooks`: only
+ * those rows, beside the token verification and the /health/live ceiling their ratio needs; the
+ * other phases are skipped and bench/results/latest.json is left as it was).
  */
 import autocannon from 'autocannon';
 import * as jwt from 'jsonwebtoken';
@@ -36,6 +42,16 @@ import { benchMessage, measureMilterMemory, measureMilterRate, MilterRun } from 
 import { findOpenDkim, startOpenDkim } from './lib/opendkim';
 import { measureHostileClients, QUALITY_HOSTILE_LOAD } from './lib/agent-hostile-clients';
 import { measureAgentStarts, startRelayAgent } from './lib/relay-agent';
+import { readKeys } from './lib/api-keys';
+import {
+  ANALYZE_PHASE,
+  BUDGET_DELIVERIES_PER_SECOND,
+  measureWebhooks,
+  PACE_SHARE,
+  SLOW_ANSWER_MS,
+  WebhookFigures,
+  WebhookRun,
+} from './lib/webhooks';
 import { RelayData, relayQuery, relayQueryByAddress, seedRelayData } from './lib/relay-data';
 import { measureSasl, seedRelayPasswords } from './lib/sasl';
 import { cpuMicros, RssSampler, residentBytes, RunningService, startService } from './lib/service';
@@ -66,7 +82,13 @@ const HEAVY_RELAY_CONNECTIONS = 10;
 /** Phases in which the bench works on the database and the service only waits: not HTTP runs. */
 const IDLE_RELAY_SEED = 'seeding companies and suppression entries (the bench writes, the service idles)';
 const IDLE_AGENT = "the relay agent's runs (the service idles)";
-const IDLE_PHASES = [IDLE_RELAY_SEED, IDLE_AGENT, SEEDING_PHASE];
+const IDLE_PHASES = [IDLE_RELAY_SEED, IDLE_AGENT, SEEDING_PHASE, ANALYZE_PHASE];
+/** BENCH_ONLY: the phases run alone (with the ceiling), or every phase when empty. */
+const ONLY_PHASES = ['api-key', 'webhooks'] as const;
+const ONLY = (process.env.BENCH_ONLY ?? '')
+  .split(',')
+  .map((phase) => phase.trim())
+  .filter(Boolean);
 /** Clean records seeded for the report figures (quality.md: 1,000,000). */
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
 
@@ -281,6 +303,19 @@ async function userTokens(service: RunningService, db: BenchDatabase, count: num
     tokens.push(...(await Promise.all(Array.from({ length: batch }, () => userToken(service, db)))));
   }
   return tokens;
+}
+
+/**
+ * quality.md's API key row: GET /api/v1/domains with `Bearer rk_…`, each connection with a `read`
+ * key of its own company (made by that company's owner through the API).
+ */
+async function measureApiKeyRead(service: RunningService, tokens: string[]): Promise<HttpRun> {
+  const keys = await readKeys(service.baseUrl, tokens);
+  return measureHttp(
+    service,
+    '/api/v1/domains',
+    keys.map((key) => ({ authorization: `Bearer ${key}` })),
+  );
 }
 
 /** CPU time (user + system) of `pid` per unit of work done by `run`, in µs, or null without /proc. */
@@ -521,6 +556,92 @@ function hostileFigure(hostile: RelayAgentRun['hostile']): Figure {
   return allSigned ? result : { ...result, pass: false };
 }
 
+const ceilingFigure = (live: HttpRun) =>
+  figure('health-live', 'GET /health/live ceiling', live.requestsPerSecond, 'req/s', {
+    op: '>=',
+    limit: 15_000,
+  });
+
+const verificationFigure = (verification: { perSecond: number }) =>
+  figure(
+    'access-token-verification',
+    'access-token verification (jsonwebtoken, KeyObject)',
+    verification.perSecond,
+    '/s',
+    { op: '>=', limit: 100_000 },
+  );
+
+/** Like the JWT route's: the ratio to the same run's ceiling. */
+const apiKeyFigure = (run: HttpRun, live: HttpRun) =>
+  figure(
+    'api-key-read-ratio',
+    'GET /api/v1/domains with a read API key (Bearer rk_…) ratio to ceiling',
+    run.requestsPerSecond / live.requestsPerSecond,
+    'ratio',
+    { op: '>=', limit: 0.25 },
+    `${fmt(run.requestsPerSecond)} req/s, p99 ${fmt(run.latencyMs.p99)} ms at ${CONNECTIONS} connections; one key per connection, each of its own company`,
+  );
+
+/**
+ * quality.md's event webhooks row: deliveries/s (the budget is PostgreSQL's: information only on
+ * SQLite), failed too when a sampled signature does not verify or the deliveries stopped; the
+ * p99 from an event's commit to its first attempt at the budget's rate; the same with one
+ * endpoint answering in 10 s.
+ */
+function webhookFigures(hooks: WebhookFigures, kind: BenchDatabase['kind']): Figure[] {
+  const { saturated, paced, slowEndpoint: slow, signatures } = hooks;
+  const ms = (value: number | null) => (value === null ? 'n/a (not all made)' : `${fmt(value)} ms`);
+  const run = (r: WebhookRun) =>
+    `${fmt(r.deliveries)} of ${fmt(r.expected)} deliveries, ${fmt(r.events)} events posted at ${fmt(r.postedPerSecond)}/s, ` +
+    (r.stalled ? `given up after ${fmt(r.seconds, 1)} s: ${r.stalled}` : `all in ${fmt(r.seconds, 1)} s`) +
+    `; p50 ${ms(r.latencyMs.p50)}, max ${ms(r.latencyMs.max)}`;
+  const notRun = 'not run: the run before it stalled';
+  const rate = figure(
+    'webhook-deliveries',
+    `event webhooks: signed deliveries/s, ${hooks.endpoints} endpoints of ${hooks.companies} companies on a local receiver, events made by log batches`,
+    saturated.deliveriesPerSecond,
+    '/s',
+    kind === 'postgres' ? { op: '>=', limit: BUDGET_DELIVERIES_PER_SECOND } : null,
+    `${kind === 'postgres' ? '' : `PostgreSQL budget ≥ ${fmt(BUDGET_DELIVERIES_PER_SECOND)}/s; `}` +
+      `${saturated.stalled ? 'over the whole run' : 'steady part (10 % to 90 % of the deliveries)'}; ` +
+      `${run(saturated)}, p99 ${ms(saturated.latencyMs.p99)} as fast as the logs came; ` +
+      `service CPU ${saturated.serviceCpuMicrosPerDelivery === null ? 'n/a' : `${fmt(saturated.serviceCpuMicrosPerDelivery)} µs`} a delivery (log ingest included); ` +
+      `signatures verified with standardwebhooks: ${fmt(signatures.verified)} of ${fmt(signatures.verified + signatures.failed)} sampled` +
+      (signatures.firstFailure ? ` (first failure: ${signatures.firstFailure})` : '') +
+      `; ${fmt(hooks.repeatedAttempts)} repeated attempts`,
+  );
+  const paceNote =
+    hooks.pace !== null && hooks.pace < BUDGET_DELIVERIES_PER_SECOND
+      ? ` (${PACE_SHARE * 100} % of the rate reached, under the budget's ${fmt(BUDGET_DELIVERIES_PER_SECOND)}/s)`
+      : '';
+  return [
+    signatures.failed || saturated.stalled ? { ...rate, pass: false } : rate,
+    figure(
+      'webhook-commit-to-attempt-p99',
+      `event webhooks: commit to first attempt p99 at ${hooks.pace === null ? 'the budget rate' : `${fmt(hooks.pace)} events/s`}`,
+      paced?.latencyMs.p99 ?? null,
+      'ms',
+      { op: '<=', limit: 1_000 },
+      paced ? `${run(paced)}${paceNote}` : notRun,
+    ),
+    figure(
+      'webhook-commit-to-attempt-p99-slow-endpoint',
+      `event webhooks: the other endpoints' p99 while one answers in ${SLOW_ANSWER_MS / 1000} s, same rate`,
+      slow?.latencyMs.p99 ?? null,
+      'ms',
+      { op: '<=', limit: 1_000 },
+      slow && paced
+        ? `${ms(paced.latencyMs.p99)} with every endpoint answering at once; ${run(slow)}; the slow endpoint got ${fmt(slow.slowAttempts)} attempts`
+        : notRun,
+    ),
+  ];
+}
+
+const tableHeader = (machine: { date: string; node: string; cpus: number; cpuModel: string }, kind: string) =>
+  `bench ${machine.date} · node ${machine.node} · ${machine.cpus} CPUs (${machine.cpuModel}) · ` +
+  `database ${kind} · LOG_LEVEL=${LOG_LEVEL} · ${CONNECTIONS} connections, ${DURATION_S} s per route, ` +
+  `${AGENT_DURATION_S} s per relay-agent figure`;
+
 /** The share of the answers the service timed at `ms` or less (a bound of its histogram). */
 const serviceTimedShare = (timed: { total: number; atMostMs: Record<string, number> }, ms: number) =>
   timed.total ? `${fmt((100 * (timed.atMostMs[String(ms)] ?? 0)) / timed.total, 2)} %` : 'n/a';
@@ -567,6 +688,10 @@ async function main(): Promise<void> {
     loadAverage: Number(loadavg()[0].toFixed(2)),
   };
 
+  const unknown = ONLY.filter((phase) => !(ONLY_PHASES as readonly string[]).includes(phase));
+  if (unknown.length)
+    throw new Error(`BENCH_ONLY: unknown ${unknown.join(', ')} (known: ${ONLY_PHASES.join(', ')})`);
+
   console.log(`access-token verification, ${JWT_SECONDS} s in-process…`);
   const verification = measureTokenVerification();
 
@@ -585,6 +710,9 @@ async function main(): Promise<void> {
       // The limiter still runs on every request (counts, compares); it just never trips.
       RATE_LIMIT_PER_MINUTE: '1000000000',
       LOGIN_RATE_LIMIT_PER_MINUTE: '1000000000',
+      API_KEY_RATE_LIMIT_PER_MINUTE: '1000000000',
+      // The webhook receiver is on loopback (http:// is allowed outside production).
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       // No outside services: e-mails go to the log, counters stay in memory.
       SMTP_URL: '',
       REDIS_URL: '',
@@ -606,6 +734,26 @@ async function main(): Promise<void> {
     console.log(`GET /health/live: ${WARMUP_S} s warm-up, ${DURATION_S} s at ${CONNECTIONS} connections…`);
     const live = await measureHttp(service, '/health/live');
     await watch.mark('GET /health/live');
+    if (ONLY.length) {
+      rss.stop();
+      const only: Figure[] = [verificationFigure(verification), ceilingFigure(live)];
+      if (ONLY.includes('api-key')) {
+        console.log(
+          `GET /api/v1/domains with API keys: ${WARMUP_S} s warm-up, ${DURATION_S} s at ${CONNECTIONS} connections…`,
+        );
+        only.push(apiKeyFigure(await measureApiKeyRead(service, tokens), live));
+      }
+      if (ONLY.includes('webhooks')) {
+        const hooks = await measureWebhooks(service, watch, db, {
+          tokens,
+          logShipperKey: LOG_SHIPPER_API_KEY,
+        });
+        only.push(...webhookFigures(hooks, db.kind));
+      }
+      watch.stop();
+      printTable(only, `${tableHeader(machine, db.kind)} · BENCH_ONLY=${ONLY.join(',')}`);
+      return;
+    }
     console.log(
       `GET /api/v1/users/me: ${WARMUP_S} s warm-up, ${DURATION_S} s at ${CONNECTIONS} connections…`,
     );
@@ -614,8 +762,13 @@ async function main(): Promise<void> {
       '/api/v1/users/me',
       tokens.map((token) => ({ authorization: `Bearer ${token}` })),
     );
-    console.log('seeding 10,000 companies and 20,000 suppression entries…');
     await watch.mark('GET /api/v1/users/me');
+    console.log(
+      `GET /api/v1/domains with API keys: ${WARMUP_S} s warm-up, ${DURATION_S} s at ${CONNECTIONS} connections…`,
+    );
+    const keyRead = await measureApiKeyRead(service, tokens);
+    console.log('seeding 10,000 companies and 20,000 suppression entries…');
+    await watch.mark('GET /api/v1/domains with API keys');
     const relayData = await seedRelayData(db);
     await watch.mark(IDLE_RELAY_SEED);
     console.log(
@@ -691,6 +844,8 @@ async function main(): Promise<void> {
     console.log('hostile 1 MB bodies, each refused 10 times in a row…');
     const hostile = await measureHostileBodies(service);
     await watch.mark('hostile bodies');
+    // Last: from here on the companies' sent mail makes webhook events.
+    const hooks = await measureWebhooks(service, watch, db, { tokens, logShipperKey: LOG_SHIPPER_API_KEY });
     watch.stop();
     const loops = watch.phases.filter((p) => !IDLE_PHASES.includes(p.during));
     const worstLoop = loops.reduce((a, b) => (b.maxMs > a.maxMs ? b : a));
@@ -700,17 +855,8 @@ async function main(): Promise<void> {
     const peakRss = rss.peak();
 
     const figures: Figure[] = [
-      figure(
-        'access-token-verification',
-        'access-token verification (jsonwebtoken, KeyObject)',
-        verification.perSecond,
-        '/s',
-        { op: '>=', limit: 100_000 },
-      ),
-      figure('health-live', 'GET /health/live ceiling', live.requestsPerSecond, 'req/s', {
-        op: '>=',
-        limit: 15_000,
-      }),
+      verificationFigure(verification),
+      ceilingFigure(live),
       figure('users-me', 'GET /api/v1/users/me', me.requestsPerSecond, 'req/s', null),
       figure(
         'users-me-ratio',
@@ -732,6 +878,7 @@ async function main(): Promise<void> {
           limit: 25,
         },
       ),
+      apiKeyFigure(keyRead, live),
       figure(
         'relay-status-ratio',
         'POST /api/internal/relay-status ratio to ceiling',
@@ -796,6 +943,7 @@ async function main(): Promise<void> {
         { op: '>=', limit: 20_000 },
         `${fmt(delivery.waitingEventsApplied)} waiting events applied as their lines came`,
       ),
+      ...webhookFigures(hooks, db.kind),
       figure(
         'report-summary-p95',
         `GET /reports/summary of 30 days, ${fmt(delivery.records)} records (p95)`,
@@ -827,7 +975,7 @@ async function main(): Promise<void> {
         { op: '<=', limit: 300 },
         lifetimePeak === undefined
           ? 'no /proc on this platform'
-          : `started as a user runs it (no MALLOC_* or NODE_OPTIONS); sampled peak ${fmt(worstRss.rssPeakMb ?? NaN)} MB during ${worstRss.during}, ${peakRss === undefined ? 'n/a' : fmt(peakRss / MB)} MB during the first routes (health, users/me, relay-status)`,
+          : `started as a user runs it (no MALLOC_* or NODE_OPTIONS); sampled peak ${fmt(worstRss.rssPeakMb ?? NaN)} MB during ${worstRss.during}, ${peakRss === undefined ? 'n/a' : fmt(peakRss / MB)} MB during the first routes (health, users/me, domains with API keys, relay-status)`,
       ),
       figure(
         'event-loop-max-delay',
@@ -861,11 +1009,7 @@ async function main(): Promise<void> {
       }),
     ];
 
-    const header =
-      `bench ${machine.date} · node ${machine.node} · ${machine.cpus} CPUs (${machine.cpuModel}) · ` +
-      `database ${db.kind} · LOG_LEVEL=${LOG_LEVEL} · ${CONNECTIONS} connections, ${DURATION_S} s per route, ` +
-      `${AGENT_DURATION_S} s per relay-agent figure`;
-    printTable(figures, header);
+    printTable(figures, tableHeader(machine, db.kind));
     console.log(
       "\nphase by phase: event-loop delay max, sampled RSS peak, and at the phase's end V8 heap used/total and external (MB)",
     );
@@ -877,7 +1021,7 @@ async function main(): Promise<void> {
       r.serviceCpuMicrosPerRequest === null ? 'n/a' : `${fmt(r.serviceCpuMicrosPerRequest)} µs`;
     console.log(
       `\nload average at start ${machine.loadAverage} on ${machine.cpus} CPUs; service CPU per request ` +
-        `(user + system; less sensitive to other load than req/s): /health/live ${cpu(live)}, /api/v1/users/me ${cpu(me)}, /api/internal/relay-status ${cpu(relay)} (${cpu(relayCold)} with no cache hit, ${cpu(relayByAddress)} by client address)`,
+        `(user + system; less sensitive to other load than req/s): /health/live ${cpu(live)}, /api/v1/users/me ${cpu(me)}, /api/v1/domains with an API key ${cpu(keyRead)}, /api/internal/relay-status ${cpu(relay)} (${cpu(relayCold)} with no cache hit, ${cpu(relayByAddress)} by client address)`,
     );
 
     const results = {
@@ -891,8 +1035,9 @@ async function main(): Promise<void> {
       figures,
       details: {
         tokenVerification: { ...verification, seconds: JWT_SECONDS },
-        http: { live, me, relay, relayCold, relayByAddress },
+        http: { live, me, apiKeyRead: keyRead, relay, relayCold, relayByAddress },
         delivery,
+        webhooks: hooks,
         relayAgent: agent,
         hostileBodies: hostile,
         phases: watch.phases,
