@@ -282,6 +282,16 @@ describe('Event webhooks (platform.md "Event webhooks")', () => {
       const events = await t.dataSource.getRepository(WebhookEvent).count();
       await postLogs(t, lines).expect(200);
       expect(await t.dataSource.getRepository(WebhookEvent).count()).toBe(events);
+      // Recorded once each answer is read: wait for the third record's commit.
+      await until(
+        async () =>
+          (await t.dataSource
+            .getRepository(WebhookDelivery)
+            .countBy({ type: 'email.sent', status: 'delivered' })) >= 1 &&
+          (await t.dataSource.getRepository(WebhookDelivery).countBy({ status: 'pending' })) === 0,
+        'every delivery of the batch is recorded',
+        RECORDED_WITHIN,
+      );
       const delivered = await t
         .http()
         .get(`/api/v1/webhooks/${hook.uuid}`)
