@@ -10,7 +10,6 @@ import { ApiKeyEvents } from '../auth/api-key-events';
 import { newApiKey } from '../auth/api-key-secret';
 import { normalizeAllowedIps } from '../companies/allowed-ips';
 import { CompaniesService } from '../companies/companies.service';
-import { normaliseDomainName } from '../domains/domain-name';
 import { DomainsService } from '../domains/domains.service';
 import { CreateApiKeyDto, ListApiKeysQueryDto, UpdateApiKeyDto } from './dto/api-key-requests.dto';
 import { ApiKeyDto, CreatedApiKeyDto } from './dto/api-key-response.dto';
@@ -43,7 +42,7 @@ export class ApiKeysService {
     createdByUserUuid: string,
     dto: CreateApiKeyDto,
   ): Promise<CreatedApiKeyDto> {
-    const domains = await this.companyDomains(company.id, dto.domains ?? []);
+    const domains = await this.domains.companyDomainsAmong(company.id, dto.domains ?? []);
     const expiresAt = dto.expiresAt === undefined ? null : futureExpiry(dto.expiresAt);
     const { key, digest, hint } = newApiKey();
     const row = this.keys.create({
@@ -105,7 +104,8 @@ export class ApiKeysService {
     if (key.revokedAt) throw new ConflictError('API key revoked: make a new one');
     const changes: Partial<ApiKey> = {};
     if (dto.name !== undefined) changes.name = dto.name;
-    if (dto.domains !== undefined) changes.domains = await this.companyDomains(key.companyId, dto.domains);
+    if (dto.domains !== undefined)
+      changes.domains = await this.domains.companyDomainsAmong(key.companyId, dto.domains);
     if (dto.allowedIps !== undefined) changes.allowedIps = normalizeAllowedIps(dto.allowedIps);
     await this.transactions.run(async (em, scope) => {
       await em.update(ApiKey, { id: key.id }, changes);
@@ -139,21 +139,6 @@ export class ApiKeysService {
   private async toDto(key: ApiKey, companyUuid: string): Promise<ApiKeyDto> {
     const names = new Set(await this.domains.namesOfCompany(key.companyId));
     return ApiKeyDto.from(withExistingDomains(key, names), companyUuid);
-  }
-
-  /** The names given, normalised; each must be one of the company's domains (400 naming the first that is not). */
-  private async companyDomains(companyId: number, given: readonly string[]): Promise<string[]> {
-    if (given.length === 0) return [];
-    const names = new Set(await this.domains.namesOfCompany(companyId));
-    const result: string[] = [];
-    for (const input of given) {
-      const normalised = normaliseDomainName(input);
-      const name = 'name' in normalised ? normalised.name : input;
-      if (!names.has(name))
-        throw new BadRequestError(`domains: ${input} is not one of the company's domains`);
-      if (!result.includes(name)) result.push(name);
-    }
-    return result;
   }
 }
 

@@ -164,6 +164,24 @@ export class DomainsService {
     return rows.map((d) => d.name);
   }
 
+  /**
+   * The names given (by an API key or a webhook), normalised; each must be one of the company's
+   * domains (400 naming the first that is not).
+   */
+  async companyDomainsAmong(companyId: number, given: readonly string[]): Promise<string[]> {
+    if (given.length === 0) return [];
+    const names = new Set(await this.namesOfCompany(companyId));
+    const result: string[] = [];
+    for (const input of given) {
+      const normalised = normaliseDomainName(input);
+      const name = 'name' in normalised ? normalised.name : input;
+      if (!names.has(name))
+        throw new BadRequestError(`domains: ${input} is not one of the company's domains`);
+      if (!result.includes(name)) result.push(name);
+    }
+    return result;
+  }
+
   countOfCompany(companyId: number): Promise<number> {
     return this.domains.countBy({ companyId });
   }

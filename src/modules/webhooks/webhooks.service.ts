@@ -9,7 +9,6 @@ import { DAY_MS, toDateWindow } from '../../common/validation/date-filter';
 import { AppConfig } from '../../config/app-config';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
-import { normaliseDomainName } from '../domains/domain-name';
 import { DomainsService } from '../domains/domains.service';
 import { checkWebhookUrl } from './delivery/webhook-target';
 import { newWebhookSecret } from './delivery/webhook-signing';
@@ -63,7 +62,7 @@ export class WebhooksService {
 
   async create(company: CompanyRef, dto: CreateWebhookDto): Promise<CreatedWebhookDto> {
     const url = await this.checkedUrl(dto.url);
-    const domains = await this.companyDomains(company.id, dto.domains ?? []);
+    const domains = await this.domains.companyDomainsAmong(company.id, dto.domains ?? []);
     const secret = newWebhookSecret();
     const webhook = this.webhooks.create({
       companyId: company.id,
@@ -127,7 +126,7 @@ export class WebhooksService {
     if (dto.url !== undefined) changes.url = await this.checkedUrl(dto.url);
     if (dto.events !== undefined) changes.events = [...new Set(dto.events)];
     if (dto.domains !== undefined)
-      changes.domains = await this.companyDomains(webhook.companyId, dto.domains);
+      changes.domains = await this.domains.companyDomainsAmong(webhook.companyId, dto.domains);
     if (dto.description !== undefined) changes.description = dto.description?.trim() || null;
     if (dto.enabled === true && !webhook.enabled) {
       Object.assign(changes, { enabled: true, disabledReason: null, failingSince: null });
@@ -303,20 +302,5 @@ export class WebhooksService {
     });
     if (!checked.ok) throw new BadRequestError(checked.reason);
     return url;
-  }
-
-  /** The names given, normalised; each must be one of the company's domains. */
-  private async companyDomains(companyId: number, given: readonly string[]): Promise<string[]> {
-    if (given.length === 0) return [];
-    const names = new Set(await this.domains.namesOfCompany(companyId));
-    const result: string[] = [];
-    for (const input of given) {
-      const normalised = normaliseDomainName(input);
-      const name = 'name' in normalised ? normalised.name : input;
-      if (!names.has(name))
-        throw new BadRequestError(`domains: ${input} is not one of the company's domains`);
-      if (!result.includes(name)) result.push(name);
-    }
-    return result;
   }
 }
