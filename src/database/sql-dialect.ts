@@ -41,6 +41,34 @@ export type InsertConflict<T> =
   | 'ignore'
   | { key: Array<keyof T & string>; update?: Array<keyof T & string>; add?: Array<keyof T & string> };
 
+/**
+ * A queue table's rows claimed a few per group (claimPerGroup): the groups to read and how many
+ * rows each may give, which rows are ready and in what order, and what a claimed row is given.
+ */
+export interface GroupedClaim<T> {
+  /** The column that groups the rows (an endpoint's id); an integer column. */
+  group: keyof T & string;
+  groups: ReadonlyArray<{ value: number; limit: number }>;
+  /** SQL over the alias `q`: the rows that may be claimed, with `:named` parameters. */
+  ready: string;
+  parameters: Record<string, unknown>;
+  /** SQL over the alias `q`: which rows of a group go first. */
+  order: string;
+  /** Rows claimed at most over all groups: each group's first rows before any group's later ones. */
+  total: number;
+  /** What a claimed row is given (a claim token, a lease). */
+  set: Partial<T>;
+}
+
+/** A row of updateEach: the fields that find it and the values it is given. */
+export interface RowUpdate<T> {
+  match: Partial<T>;
+  set: Partial<T>;
+}
+
+/** SQLite's bound on the arms of one compound SELECT is 500. */
+const SQLITE_GROUPS_PER_STATEMENT = 200;
+
 /** Rows per INSERT … SELECT FROM unnest(…) on PostgreSQL: bounds one statement's size, not its parameters. */
 const PG_ROWS_PER_STATEMENT = 5_000;
 
@@ -238,6 +266,156 @@ export class SqlDialect {
       sorted.map(({ row }) => ({ ...row.key, ...row.add })),
       { key: keyFields, add: Object.keys(rows[0].add) },
     );
+  }
+
+  /**
+   * Claims rows of a queue that several processes share, a few per group, in one atomic
+   * statement: on PostgreSQL each group's first `limit` ready rows in `order` are read with
+   * `FOR UPDATE SKIP LOCKED` (a row another process is claiming is passed over, never waited
+   * for) through a LATERAL join, so the work is a few index probes per group however long the
+   * queue; on SQLite, where one process claims, one arm per group of a UNION ALL. Each group's
+   * first rows are taken before any group's later ones, up to `total`; the rows taken are
+   * given `set`. Answers their ids.
+   */
+  async claimPerGroup<T extends ObjectLiteral>(
+    manager: EntityManager,
+    target: EntityTarget<T>,
+    claim: GroupedClaim<T>,
+  ): Promise<number[]> {
+    const groups = claim.groups.filter((g) => g.limit > 0);
+    if (groups.length === 0 || claim.total <= 0) return [];
+    const metadata = manager.connection.getMetadata(target);
+    const driver = manager.connection.driver;
+    const escape = (name: string) => driver.escape(name);
+    const table = escape(metadata.tableName);
+    const columnOf = (property: string) => {
+      const found = metadata.findColumnWithPropertyName(property);
+      if (!found) throw new Error(`claimPerGroup: ${metadata.name} has no column ${property}`);
+      return found;
+    };
+    const id = escape(metadata.primaryColumns[0].databaseName);
+    const group = escape(columnOf(claim.group).databaseName);
+    const setParameters: Record<string, unknown> = {};
+    const sets = Object.keys(claim.set).map((field, n) => {
+      const column = columnOf(field);
+      setParameters[`set${n}`] =
+        (driver.preparePersistentValue(claim.set[field as keyof T], column) as unknown) ?? null;
+      return `${escape(column.databaseName)} = :set${n}`;
+    });
+    const run = async (sql: string, parameters: Record<string, unknown>): Promise<number[]> => {
+      const [query, bound] = driver.escapeQueryWithParameters(
+        sql,
+        { ...claim.parameters, ...setParameters, ...parameters },
+        {},
+      );
+      const result = await this.structuredQuery(manager, query, bound);
+      return ((result.records ?? []) as Array<Record<string, unknown>>).map((row) =>
+        Number(row[metadata.primaryColumns[0].databaseName]),
+      );
+    };
+    const ranked = (picked: string) =>
+      `SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY grp ORDER BY id) AS rn FROM (${picked}) p) r
+       ORDER BY rn, id LIMIT :total`;
+
+    if (this.isPostgres) {
+      const picked = `SELECT c.id AS id, g.value AS grp
+        FROM unnest(CAST(:groupValues AS integer[]), CAST(:groupLimits AS integer[])) AS g(value, lim)
+        CROSS JOIN LATERAL (
+          SELECT q.${id} AS id FROM ${table} q WHERE q.${group} = g.value AND (${claim.ready})
+          ORDER BY ${claim.order} LIMIT g.lim FOR UPDATE SKIP LOCKED
+        ) c`;
+      return run(
+        `WITH chosen AS (${ranked(picked)})
+         UPDATE ${table} SET ${sets.join(', ')} FROM chosen WHERE ${table}.${id} = chosen.id
+         RETURNING ${table}.${id}`,
+        {
+          groupValues: groups.map((g) => g.value),
+          groupLimits: groups.map((g) => g.limit),
+          total: claim.total,
+        },
+      );
+    }
+    const claimed: number[] = [];
+    for (const part of chunks(groups, SQLITE_GROUPS_PER_STATEMENT)) {
+      const total = claim.total - claimed.length;
+      if (total <= 0) break;
+      const parameters: Record<string, unknown> = { total };
+      const arms = part.map((g, n) => {
+        parameters[`group${n}`] = g.value;
+        parameters[`limit${n}`] = g.limit;
+        return `SELECT * FROM (SELECT q.${id} AS id, q.${group} AS grp FROM ${table} q
+          WHERE q.${group} = :group${n} AND (${claim.ready}) ORDER BY ${claim.order} LIMIT :limit${n})`;
+      });
+      claimed.push(
+        ...(await run(
+          `UPDATE ${table} SET ${sets.join(', ')} WHERE ${id} IN (${ranked(arms.join(' UNION ALL '))})
+           RETURNING ${id}`,
+          parameters,
+        )),
+      );
+    }
+    return claimed;
+  }
+
+  /**
+   * Updates many rows, each with values of its own, in one statement: every row gives the same
+   * `match` fields (which find it) and `set` fields (what it becomes). A row whose match finds
+   * nothing is passed over. Answers the `returning` field of each row updated. PostgreSQL gets
+   * one array per field (`FROM unnest(…)`), SQLite a VALUES list (`UPDATE … FROM`). Values are
+   * bound as insertMany binds them; no listener runs (give `updatedAt` when it should move).
+   */
+  async updateEach<T extends ObjectLiteral, K extends keyof T & string>(
+    manager: EntityManager,
+    target: EntityTarget<T>,
+    rows: ReadonlyArray<RowUpdate<T>>,
+    returning: K,
+  ): Promise<Array<T[K]>> {
+    if (rows.length === 0) return [];
+    const metadata = manager.connection.getMetadata(target);
+    const driver = manager.connection.driver;
+    const escape = (name: string) => driver.escape(name);
+    const table = escape(metadata.tableName);
+    const columnOf = (property: string) => {
+      const found = metadata.findColumnWithPropertyName(property);
+      if (!found) throw new Error(`updateEach: ${metadata.name} has no column ${property}`);
+      return found;
+    };
+    const fields = [
+      ...Object.keys(rows[0].match).map((f) => ({ f, part: 'match' as const, name: `m${f}` })),
+      ...Object.keys(rows[0].set).map((f) => ({ f, part: 'set' as const, name: `s${f}` })),
+    ].map((x) => ({ ...x, column: columnOf(x.f) }));
+    const names = fields.map((x) => escape(x.name)).join(', ');
+    const valueOf = (row: RowUpdate<T>, x: (typeof fields)[number]): unknown =>
+      (driver.preparePersistentValue(row[x.part][x.f as keyof T], x.column) as unknown) ?? null;
+    const assignments = fields
+      .filter((x) => x.part === 'set')
+      .map((x) => `${escape(x.column.databaseName)} = v.${escape(x.name)}`)
+      .join(', ');
+    const matches = fields
+      .filter((x) => x.part === 'match')
+      .map((x) => `${table}.${escape(x.column.databaseName)} = v.${escape(x.name)}`)
+      .join(' AND ');
+    const returned = columnOf(returning).databaseName;
+    const tail = `UPDATE ${table} SET ${assignments} FROM v WHERE ${matches} RETURNING ${table}.${escape(returned)}`;
+    const out: Array<T[K]> = [];
+    const perStatement = this.isPostgres ? PG_ROWS_PER_STATEMENT : Math.floor(30_000 / fields.length);
+    for (const chunk of chunks(rows, perStatement)) {
+      let sql: string;
+      let params: unknown[];
+      if (this.isPostgres) {
+        const arrays = fields.map((x, n) => `$${n + 1}::${driver.normalizeType(x.column)}[]`).join(', ');
+        sql = `WITH v(${names}) AS (SELECT * FROM unnest(${arrays})) ${tail}`;
+        params = fields.map((x) => chunk.map((row) => valueOf(row, x)));
+      } else {
+        params = [];
+        const values = chunk.map((row) => `(${fields.map((x) => (params.push(valueOf(row, x)), '?')).join(', ')})`);
+        sql = `WITH v(${names}) AS (VALUES ${values.join(', ')}) ${tail}`;
+      }
+      const result = await this.structuredQuery(manager, sql, params);
+      for (const record of (result.records ?? []) as Array<Record<string, unknown>>)
+        out.push(record[returned] as T[K]);
+    }
+    return out;
   }
 
   /**

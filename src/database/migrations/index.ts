@@ -12,6 +12,7 @@ import { ChangeNotices1764633600000 } from './1764633600000-change-notices';
 import { ProviderEventInbox1764720000000 } from './1764720000000-provider-event-inbox';
 import { ApiKeys1764806400000 } from './1764806400000-api-keys';
 import { Webhooks1764892800000 } from './1764892800000-webhooks';
+import { WebhookClaimIndex1764979200000 } from './1764979200000-webhook-claim-index';
 
 /** In order. Listed explicitly so the compiled app, ts-jest and the CLI all load the same set. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   ProviderEventInbox1764720000000,
   ApiKeys1764806400000,
   Webhooks1764892800000,
+  WebhookClaimIndex1764979200000,
 ];

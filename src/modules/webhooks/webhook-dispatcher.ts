@@ -1,7 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In, IsNull, LessThanOrEqual, MoreThanOrEqual } from 'typeorm';
+import { Brackets, EntityManager, In, IsNull, MoreThanOrEqual } from 'typeorm';
 import { EncryptionService } from '../../common/crypto/encryption.service';
 import { AppConfig } from '../../config/app-config';
 import { SqlDialect } from '../../database/sql-dialect';
@@ -33,21 +32,47 @@ interface Claimed {
   event: WebhookEvent;
 }
 
+/** An attempt made, waiting to be recorded. */
+interface Attempted {
+  claimed: Claimed;
+  result: AttemptResult;
+}
+
+/**
+ * The deliveries an attempt may be made for: due, and no earlier event of the same record still
+ * pending for the endpoint (SQL over the claim's alias `q`).
+ */
+const READY = `q.status = 'pending' AND q.next_attempt_at <= :now AND NOT EXISTS (
+  SELECT 1 FROM webhook_deliveries p WHERE p.webhook_id = q.webhook_id AND p.record_id = q.record_id
+  AND p.seq < q.seq AND p.status = 'pending')`;
+
+/** Attempts recorded in one transaction at most. */
+const RECORD_BATCH = 500;
+/** An endpoint's `lastSuccessAt` is moved at most this often while its deliveries succeed. */
+const SUCCESS_MARK_MS = 1_000;
+/** Signing secrets kept opened (by their sealed text) before the cache starts again. */
+const OPENED_SECRETS = 1_000;
+
 /**
  * Sends the deliveries the outbox wrote (platform.md "Delivery"), in every process where
- * WEBHOOK_DISPATCHER is on. A delivery is claimed before its attempt: on PostgreSQL with row
- * locks and SKIP LOCKED, so that replicas share the queue and each attempt is made by one of
- * them; the claim moves `nextAttemptAt` a minute ahead, so a delivery whose claimer died is
- * attempted again after that. At most WEBHOOK_CONCURRENCY attempts are in flight in a process,
- * at most PER_ENDPOINT_IN_FLIGHT per endpoint, claimed endpoint by endpoint, so one slow endpoint
+ * WEBHOOK_DISPATCHER is on. A delivery is claimed before its attempt, in one statement that reads
+ * each endpoint's first due deliveries (on PostgreSQL with SKIP LOCKED, so that replicas share
+ * the queue and each attempt is made by one of them) and moves them a minute ahead, so a
+ * delivery whose claimer died is attempted again after that. At most WEBHOOK_CONCURRENCY attempts
+ * are in flight in a process, at most PER_ENDPOINT_IN_FLIGHT per endpoint, so one slow endpoint
  * never holds the others back. A record's later events wait behind an earlier one still pending.
+ * Attempts are recorded together, in one transaction for the ones that finished meanwhile.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(WebhookDispatcher.name);
   private readonly http: WebhookHttpClient;
+  /** Attempts of each endpoint claimed and not yet recorded. */
   private readonly inFlight = new Map<number, number>();
   private readonly attempts = new Set<Promise<void>>();
+  private readonly attempted: Attempted[] = [];
+  private readonly openedSecrets = new Map<string, string>();
+  private recording?: Promise<void>;
   private inFlightTotal = 0;
   private running = false;
   private loop?: Promise<void>;
@@ -55,7 +80,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private pendingWake = false;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly transactions: TransactionService,
     private readonly dialect: SqlDialect,
     private readonly config: AppConfig,
@@ -81,6 +105,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.nudge();
     await this.loop;
     await Promise.allSettled([...this.attempts]);
+    await this.recording;
     await this.http.close();
   }
 
@@ -92,20 +117,20 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 
   private async run(): Promise<void> {
     while (this.running) {
-      let claimed = 0;
       const free = this.config.env.WEBHOOK_CONCURRENCY - this.inFlightTotal;
       if (free > 0) {
         try {
-          claimed = await this.claimAndSend(free);
+          await this.claimAndSend(free);
         } catch (e: unknown) {
           this.logger.warn({ err: e }, 'Could not claim webhook deliveries; trying again shortly');
         }
       }
-      if (claimed === 0 || this.inFlightTotal >= this.config.env.WEBHOOK_CONCURRENCY) await this.idle();
+      // A claim takes whatever is ready: the next is worth making once something changed.
+      await this.idle();
     }
   }
 
-  /** Waits for a nudge, a finished attempt or the poll interval. */
+  /** Waits for a nudge (events committed, attempts recorded) or the poll interval. */
   private idle(): Promise<void> {
     if (this.pendingWake) {
       this.pendingWake = false;
@@ -123,82 +148,37 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     });
   }
 
-  /** Claims up to `free` due deliveries and starts their attempts; answers how many. */
-  private async claimAndSend(free: number): Promise<number> {
+  /** Claims up to `free` ready deliveries and starts their attempts. */
+  private async claimAndSend(free: number): Promise<void> {
     const claimed = await this.transactions.run((em) => this.claim(em, free));
     for (const c of claimed) {
       this.inFlightTotal += 1;
       this.inFlight.set(c.webhook.id, (this.inFlight.get(c.webhook.id) ?? 0) + 1);
       const attempt = this.attempt(c)
-        .catch((e: unknown) => this.logger.error({ err: e }, 'Webhook attempt could not be recorded'))
-        .finally(() => {
-          this.inFlightTotal -= 1;
-          const left = (this.inFlight.get(c.webhook.id) ?? 1) - 1;
-          if (left > 0) this.inFlight.set(c.webhook.id, left);
-          else this.inFlight.delete(c.webhook.id);
-          this.attempts.delete(attempt);
-          this.nudge();
-        });
+        .then((result) => this.recordLater({ claimed: c, result }))
+        .finally(() => this.attempts.delete(attempt));
       this.attempts.add(attempt);
     }
-    return claimed.length;
   }
 
   private async claim(em: EntityManager, free: number): Promise<Claimed[]> {
     const now = new Date();
-    // Due deliveries of enabled endpoints, the first few of each endpoint, a record's later
-    // events behind an earlier one still pending.
-    const candidates: Array<{ id: number | string; webhook_id: number | string }> = await em
-      .createQueryBuilder()
-      .select(['ranked.id AS id', 'ranked.webhook_id AS webhook_id'])
-      .from((sub) => {
-        return sub
-          .select(['d.id AS id', 'd.webhook_id AS webhook_id'])
-          .addSelect('ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id)', 'rn')
-          .from(WebhookDelivery, 'd')
-          .innerJoin(Webhook, 'w', 'w.id = d.webhook_id')
-          .where("d.status = 'pending'")
-          .andWhere('d.next_attempt_at <= :now', { now })
-          .andWhere('w.enabled = :enabled', { enabled: true })
-          .andWhere(
-            `NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.webhook_id = d.webhook_id
-             AND p.record_id = d.record_id AND p.seq < d.seq AND p.status = 'pending')`,
-          );
-      }, 'ranked')
-      .where('ranked.rn <= :perEndpoint', { perEndpoint: PER_ENDPOINT_IN_FLIGHT })
-      .orderBy('ranked.rn')
-      .addOrderBy('ranked.id')
-      .limit(free * 2)
-      .getRawMany();
-    const chosen: number[] = [];
-    const taken = new Map<number, number>();
-    for (const row of candidates) {
-      const webhookId = Number(row.webhook_id);
-      const busy = (this.inFlight.get(webhookId) ?? 0) + (taken.get(webhookId) ?? 0);
-      if (busy >= PER_ENDPOINT_IN_FLIGHT || chosen.length >= free) continue;
-      taken.set(webhookId, (taken.get(webhookId) ?? 0) + 1);
-      chosen.push(Number(row.id));
-    }
-    if (chosen.length === 0) return [];
-    // Locked here (another replica's claims are skipped), then moved out of the due window.
-    const locked = await this.dialect
-      .skipLocked(
-        em
-          .createQueryBuilder(WebhookDelivery, 'd')
-          .select('d.id')
-          .where({ id: In(chosen), status: 'pending', nextAttemptAt: LessThanOrEqual(now) }),
-      )
-      .getMany();
-    if (locked.length === 0) return [];
-    // Taken only where still due: whatever another process did meanwhile, one claim wins a row.
+    const enabled = await em.find(Webhook, { where: { enabled: true }, select: { id: true } });
     const claim = randomUUID();
-    await em.update(
-      WebhookDelivery,
-      { id: In(locked.map((d) => d.id)), status: 'pending', nextAttemptAt: LessThanOrEqual(now) },
-      { claim, nextAttemptAt: new Date(now.getTime() + CLAIM_MS) },
-    );
-    const deliveries = await em.find(WebhookDelivery, { where: { claim } });
-    if (deliveries.length === 0) return [];
+    const ids = await this.dialect.claimPerGroup(em, WebhookDelivery, {
+      group: 'webhookId',
+      groups: enabled.map((w) => ({
+        value: w.id,
+        limit: PER_ENDPOINT_IN_FLIGHT - (this.inFlight.get(w.id) ?? 0),
+      })),
+      ready: READY,
+      parameters: { now },
+      order: 'q.next_attempt_at, q.id',
+      total: free,
+      set: { claim, nextAttemptAt: new Date(now.getTime() + CLAIM_MS) },
+    });
+    if (ids.length === 0) return [];
+    const deliveries = await em.find(WebhookDelivery, { where: { id: In(ids) } });
     const webhooks = new Map(
       (
         await em
@@ -221,83 +201,130 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     }));
   }
 
-  private async attempt({ delivery, webhook, event }: Claimed): Promise<void> {
+  private async attempt({ webhook, event }: Claimed): Promise<AttemptResult> {
     const now = new Date();
     let secrets: string[];
     try {
-      secrets = [this.encryption.decrypt(webhook.secret)];
+      secrets = [this.open(webhook.secret)];
       if (webhook.previousSecret && webhook.previousSecretUntil && webhook.previousSecretUntil > now) {
-        secrets.push(this.encryption.decrypt(webhook.previousSecret));
+        secrets.push(this.open(webhook.previousSecret));
       }
     } catch {
       // Sealed with another ENCRYPTION_KEY: nothing can be signed; the attempt fails, as a network error would.
       const error = 'the signing secret cannot be read (was ENCRYPTION_KEY changed?)';
-      await this.record(delivery, webhook, { at: now, ms: 0, error, body: '', outcome: 'failed' });
-      return;
+      return { at: now, ms: 0, error, body: '', outcome: 'failed' };
     }
-    const result = await this.http.send(
-      webhook.url,
-      signedHeaders(event.eventId, event.payload, secrets, now),
-      event.payload,
-    );
-    await this.record(delivery, webhook, result);
+    return this.http.send(webhook.url, signedHeaders(event.eventId, event.payload, secrets, now), event.payload);
+  }
+
+  /** A signing secret opened, from a small cache: opening one costs more than signing with it. */
+  private open(sealed: string): string {
+    let secret = this.openedSecrets.get(sealed);
+    if (secret === undefined) {
+      secret = this.encryption.decrypt(sealed);
+      if (this.openedSecrets.size >= OPENED_SECRETS) this.openedSecrets.clear();
+      this.openedSecrets.set(sealed, secret);
+    }
+    return secret;
+  }
+
+  /** Queues an attempt's outcome; the attempts that finish while one batch is written go in the next. */
+  private recordLater(attempted: Attempted): Promise<void> {
+    this.attempted.push(attempted);
+    this.recording ??= this.recordQueued().finally(() => (this.recording = undefined));
+    return this.recording;
+  }
+
+  private async recordQueued(): Promise<void> {
+    while (this.attempted.length > 0) {
+      const batch = this.attempted.splice(0, RECORD_BATCH);
+      try {
+        await this.transactions.run((em) => this.record(em, batch));
+      } catch (e: unknown) {
+        // Their claims lapse and they are attempted again: a repeat, never a loss.
+        this.logger.error({ err: e }, `${batch.length} webhook attempts could not be recorded`);
+      }
+      for (const { claimed } of batch) {
+        this.inFlightTotal -= 1;
+        const left = (this.inFlight.get(claimed.webhook.id) ?? 1) - 1;
+        if (left > 0) this.inFlight.set(claimed.webhook.id, left);
+        else this.inFlight.delete(claimed.webhook.id);
+      }
+      this.nudge();
+    }
   }
 
   /**
-   * Keeps the attempt, moves the delivery on and the endpoint's health with it, in one
-   * transaction. Only the holder of the claim moves the delivery: when the claim lapsed and
-   * another process took the delivery again, this attempt is kept in the history and nothing else.
+   * Keeps the attempts, moves their deliveries on and the endpoints' health with them, in one
+   * transaction. Only the holder of a claim moves its delivery: when the claim lapsed and another
+   * process took the delivery again, the attempt is kept in the history and nothing else.
    */
-  private async record(delivery: WebhookDelivery, webhook: Webhook, result: AttemptResult): Promise<void> {
-    const attempts = delivery.attempts + 1;
-    const at = result.at;
-    const error = result.error?.slice(0, 300) ?? null;
-    await this.transactions.run(async (em) => {
-      await em.insert(WebhookAttempt, {
-        deliveryId: delivery.id,
-        at,
+  private async record(em: EntityManager, batch: readonly Attempted[]): Promise<void> {
+    const now = new Date();
+    await this.dialect.insertMany(
+      em,
+      WebhookAttempt,
+      batch.map(({ claimed, result }) => ({
+        deliveryId: claimed.delivery.id,
+        at: result.at,
         status: result.status ?? null,
-        error,
+        error: errorOf(result),
         ms: result.ms,
         body: result.body,
-      });
-      const last = {
-        attempts,
-        lastAttemptAt: at,
-        lastStatus: result.status ?? null,
-        lastError: error,
-        lastMs: result.ms,
-        lastBody: result.body,
-        claim: null,
-      };
-      const claimed = { id: delivery.id, claim: delivery.claim ?? '' };
-      if (result.outcome === 'delivered') {
-        const moved = await em.update(WebhookDelivery, claimed, {
-          ...last,
-          status: 'delivered',
-          nextAttemptAt: null,
-        });
-        if (moved.affected)
-          await em.update(Webhook, { id: webhook.id }, { lastSuccessAt: at, failingSince: null });
-        return;
-      }
-      const delay = result.outcome === 'gone' ? null : nextAttemptDelayMs(attempts, result.retryAfterMs);
-      const moved = await em.update(
-        WebhookDelivery,
-        claimed,
-        delay === null
-          ? { ...last, status: 'failed', nextAttemptAt: null }
-          : { ...last, nextAttemptAt: new Date(Date.now() + delay) },
-      );
-      if (!moved.affected) return;
-      await em.update(Webhook, { id: webhook.id }, { lastFailureAt: at });
-      await em.update(Webhook, { id: webhook.id, failingSince: IsNull() }, { failingSince: at });
-      if (result.outcome === 'gone') {
-        await this.disable(em, webhook, 'gone');
-      } else if (await this.failingLongEnough(em, webhook.id)) {
-        await this.disable(em, webhook, 'failing');
-      }
-    });
+      })),
+      'ignore',
+    );
+    const delivered = batch.filter((a) => a.result.outcome === 'delivered');
+    const succeeded = await this.dialect.updateEach(
+      em,
+      WebhookDelivery,
+      delivered.map(({ claimed, result }) => ({
+        match: { id: claimed.delivery.id, claim: claimed.delivery.claim },
+        set: { ...lastAttempt(claimed.delivery, result), status: 'delivered', nextAttemptAt: null, updatedAt: now },
+      })),
+      'webhookId',
+    );
+    if (succeeded.length > 0) {
+      // Moved when it was not moved a moment ago, or when the endpoint was failing.
+      await em
+        .createQueryBuilder()
+        .update(Webhook)
+        .set({ lastSuccessAt: now, failingSince: null })
+        .where({ id: In([...new Set(succeeded)].sort((a, b) => a - b)) })
+        .andWhere(
+          new Brackets((w) =>
+            w
+              .where('failing_since IS NOT NULL')
+              .orWhere('last_success_at IS NULL')
+              .orWhere('last_success_at < :recently', { recently: new Date(now.getTime() - SUCCESS_MARK_MS) }),
+          ),
+        )
+        .execute();
+    }
+    for (const failed of batch) if (failed.result.outcome !== 'delivered') await this.recordFailure(em, failed);
+  }
+
+  /** Moves a failed attempt's delivery to its next attempt (or gives up), and the endpoint's health with it. */
+  private async recordFailure(em: EntityManager, { claimed, result }: Attempted): Promise<void> {
+    const { delivery, webhook } = claimed;
+    const at = result.at;
+    const last = lastAttempt(delivery, result);
+    const delay = result.outcome === 'gone' ? null : nextAttemptDelayMs(last.attempts, result.retryAfterMs);
+    const moved = await em.update(
+      WebhookDelivery,
+      { id: delivery.id, claim: delivery.claim ?? '' },
+      delay === null
+        ? { ...last, status: 'failed', nextAttemptAt: null }
+        : { ...last, nextAttemptAt: new Date(Date.now() + delay) },
+    );
+    if (!moved.affected) return;
+    await em.update(Webhook, { id: webhook.id }, { lastFailureAt: at });
+    await em.update(Webhook, { id: webhook.id, failingSince: IsNull() }, { failingSince: at });
+    if (result.outcome === 'gone') {
+      await this.disable(em, webhook, 'gone');
+    } else if (await this.failingLongEnough(em, webhook.id)) {
+      await this.disable(em, webhook, 'failing');
+    }
   }
 
   /** No success for FAILING_FOR_MS and at least FAILING_ATTEMPTS failed attempts since. */
@@ -327,4 +354,20 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.logger.warn(`Webhook ${webhook.uuid} disabled (${reason})`);
     await this.disabledNotices.tell(em, webhook, reason);
   }
+}
+
+/** An attempt's error as kept (300 characters at most). */
+const errorOf = (result: AttemptResult): string | null => result.error?.slice(0, 300) ?? null;
+
+/** What a delivery keeps of its latest attempt; its claim ends with it. */
+function lastAttempt(delivery: WebhookDelivery, result: AttemptResult) {
+  return {
+    attempts: delivery.attempts + 1,
+    lastAttemptAt: result.at,
+    lastStatus: result.status ?? null,
+    lastError: errorOf(result),
+    lastMs: result.ms,
+    lastBody: result.body,
+    claim: null,
+  };
 }

@@ -3,6 +3,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { EntityManager, In } from 'typeorm';
 import { ChangeEvents } from '../../common/events/change-events';
 import { ChangeNotices } from '../../database/change-notices';
+import { chunks } from '../../database/chunks';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { WebhookDelivery } from './entities/webhook-delivery.entity';
@@ -62,17 +63,23 @@ export class WebhookOutbox {
     const companyUuids = await this.companyUuids(em, [...new Set(endpoints.map((w) => w.companyId))]);
 
     const now = new Date();
+    const addressed = events
+      .map((e) => ({
+        e,
+        receivers: endpoints
+          .filter((w) => w.companyId === e.companyId && endpointWants(w, e.type, e.domain ?? null))
+          .map((w) => w.id),
+      }))
+      .filter((a) => a.receivers.length > 0);
+    const nextSeq = await this.nextSeqs(em, [
+      ...new Set(addressed.flatMap((a) => (a.e.recordId === undefined ? [] : [a.e.recordId]))),
+    ]);
     const wanted: Array<{ event: Partial<WebhookEvent>; for: number[] }> = [];
-    const nextSeq = new Map<string, number>();
-    for (const e of events) {
-      const receivers = endpoints
-        .filter((w) => w.companyId === e.companyId && endpointWants(w, e.type, e.domain ?? null))
-        .map((w) => w.id);
-      if (receivers.length === 0) continue;
+    for (const { e, receivers } of addressed) {
       const eventId = newEventId();
       let seq: number | null = null;
       if (e.recordId !== undefined) {
-        seq = nextSeq.get(e.recordId) ?? (await this.lastSeq(em, e.recordId)) + 1;
+        seq = nextSeq.get(e.recordId) ?? 1;
         nextSeq.set(e.recordId, seq + 1);
       }
       const payload = JSON.stringify({
@@ -145,13 +152,19 @@ export class WebhookOutbox {
     return new Map(rows.map((row) => [Number(row.id), row.uuid]));
   }
 
-  /** The highest `seq` of the record's events so far (0 for none). */
-  private async lastSeq(em: EntityManager, recordId: string): Promise<number> {
-    const row = await em
-      .createQueryBuilder(WebhookEvent, 'e')
-      .select('MAX(e.seq)', 'seq')
-      .where('e.recordId = :recordId', { recordId })
-      .getRawOne<{ seq: number | string | null }>();
-    return Number(row?.seq ?? 0);
+  /** The next `seq` of each record that has events already (a record without any starts at 1). */
+  private async nextSeqs(em: EntityManager, recordIds: string[]): Promise<Map<string, number>> {
+    const next = new Map<string, number>();
+    for (const part of chunks(recordIds)) {
+      const rows = await em
+        .createQueryBuilder(WebhookEvent, 'e')
+        .select('e.recordId', 'recordId')
+        .addSelect('MAX(e.seq)', 'seq')
+        .where({ recordId: In(part) })
+        .groupBy('e.recordId')
+        .getRawMany<{ recordId: string; seq: number | string | null }>();
+      for (const row of rows) next.set(row.recordId, Number(row.seq ?? 0) + 1);
+    }
+    return next;
   }
 }

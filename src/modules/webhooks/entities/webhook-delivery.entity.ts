@@ -9,7 +9,7 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** One event for one endpoint: attempted until delivered or given up (platform.md "Delivery"). */
 @Entity('webhook_deliveries')
-@Index('ix_webhook_deliveries_due', ['status', 'nextAttemptAt'])
+@Index('ix_webhook_deliveries_pending', ['webhookId', 'nextAttemptAt', 'id'], { where: "status = 'pending'" })
 @Index('ix_webhook_deliveries_webhook', ['webhookId', 'createdAt'])
 @Index('ix_webhook_deliveries_record', ['webhookId', 'recordId', 'seq'])
 export class WebhookDelivery extends BaseEntity {
