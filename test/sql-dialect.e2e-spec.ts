@@ -1,11 +1,15 @@
 import { Client } from 'pg';
-import { EntityManager } from 'typeorm';
+import { EntityManager, In } from 'typeorm';
 import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
 import { LOCK_NAMESPACE, lockKey, SqlDialect } from '../src/database/sql-dialect';
 import { TransactionService } from '../src/database/transaction.service';
 import { CompanyUsageDay } from '../src/modules/companies/entities/company-usage-day.entity';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
+import { DeliveryStatus, WebhookDelivery } from '../src/modules/webhooks/entities/webhook-delivery.entity';
+import { WebhookEvent } from '../src/modules/webhooks/entities/webhook-event.entity';
+import { Webhook } from '../src/modules/webhooks/entities/webhook.entity';
+import { newEventId } from '../src/modules/webhooks/webhook-outbox';
 import { createActiveUser } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 import { latch, until } from './support/until';
@@ -280,6 +284,183 @@ describe('SqlDialect', () => {
       await dialect.addToCounters(t.dataSource.manager, CompanyUsageDay, []);
       expect(await usage()).toEqual(days.map((day) => [day, 25]));
     });
+  });
+
+  describe('claimPerGroup and updateEach', () => {
+    let webhooks: Webhook[];
+    let eventId: number;
+    const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second));
+    const deliveries = () =>
+      t.dataSource
+        .getRepository(WebhookDelivery)
+        .find({ where: { webhookId: In(webhooks.map((w) => w.id)) }, order: { id: 'ASC' } });
+    /** `count` pending deliveries of endpoint `w`, due at seconds 0, 1, 2, … */
+    const pending = (w: Webhook, count: number, status: DeliveryStatus = 'pending') =>
+      t.dataSource.getRepository(WebhookDelivery).save(
+        Array.from({ length: count }, (_, n) =>
+          t.dataSource.getRepository(WebhookDelivery).create({
+            webhookId: w.id,
+            eventId,
+            type: 'email.sent',
+            recordId: null,
+            seq: null,
+            status,
+            attempts: 0,
+            nextAttemptAt: at(count - n),
+          }),
+        ),
+      );
+    const claim = (
+      em: EntityManager,
+      groups: Array<{ value: number; limit: number }>,
+      total: number,
+      token: string,
+    ) =>
+      dialect.claimPerGroup(em, WebhookDelivery, {
+        group: 'webhookId',
+        groups,
+        ready: "q.status = 'pending' AND q.next_attempt_at <= :now",
+        parameters: { now: at(30) },
+        order: ['nextAttemptAt', 'id'],
+        total,
+        set: { claim: token, nextAttemptAt: at(90) },
+      });
+
+    beforeEach(async () => {
+      await t.dataSource.getRepository(Webhook).delete({ companyId: company.id });
+      webhooks = await t.dataSource.getRepository(Webhook).save(
+        [0, 1, 2].map((n) =>
+          t.dataSource.getRepository(Webhook).create({
+            companyId: company.id,
+            url: `https://hooks${n}.example.com/`,
+            events: ['email.sent'],
+            domains: [],
+            secret: 'sealed',
+          }),
+        ),
+      );
+      const event = await t.dataSource.getRepository(WebhookEvent).save({
+        eventId: newEventId(),
+        companyId: company.id,
+        type: 'email.sent',
+        payload: '{}',
+        recordId: null,
+        seq: null,
+        factKey: null,
+      });
+      eventId = event.id;
+    });
+
+    it('takes each group’s first ready rows up to its limit, first rows of every group before later ones, and marks them', async () => {
+      const [a, b, c] = webhooks;
+      const rowsA = await pending(a, 5);
+      const rowsB = await pending(b, 2);
+      await pending(c, 3, 'delivered');
+      const ids = await transactions.run((em) =>
+        claim(
+          em,
+          [
+            { value: a.id, limit: 3 },
+            { value: b.id, limit: 3 },
+            { value: c.id, limit: 3 },
+          ],
+          4,
+          'token-1',
+        ),
+      );
+      // a's rows fall due latest-created first: its two earliest-due are its last two rows.
+      expect(new Set(ids)).toEqual(new Set([rowsA[4].id, rowsA[3].id, rowsB[1].id, rowsB[0].id]));
+      const after = await deliveries();
+      const claimed = after.filter((d) => d.claim === 'token-1');
+      expect(claimed.map((d) => d.id).sort((x, y) => x - y)).toEqual([...ids].sort((x, y) => x - y));
+      expect(claimed.every((d) => d.nextAttemptAt?.getTime() === at(90).getTime())).toBe(true);
+      expect(after.filter((d) => d.claim === null)).toHaveLength(6);
+
+      // What is claimed is no longer ready; a group with no room gives nothing.
+      const next = await transactions.run((em) =>
+        claim(
+          em,
+          [
+            { value: a.id, limit: 10 },
+            { value: b.id, limit: 0 },
+          ],
+          10,
+          'token-2',
+        ),
+      );
+      expect(new Set(next)).toEqual(new Set([rowsA[0].id, rowsA[1].id, rowsA[2].id]));
+      expect(await transactions.run((em) => claim(em, [{ value: a.id, limit: 10 }], 10, 'token-3'))).toEqual(
+        [],
+      );
+    });
+
+    it('updateEach gives each matching row its own values and answers only the rows it found', async () => {
+      const [a, b] = webhooks;
+      const rows = [...(await pending(a, 2)), ...(await pending(b, 1))];
+      await transactions.run((em) =>
+        claim(
+          em,
+          [
+            { value: a.id, limit: 5 },
+            { value: b.id, limit: 5 },
+          ],
+          5,
+          'mine',
+        ),
+      );
+      const awkward = ['it\'s "quoted"', 'ünï 😀', ''];
+      const updated = await transactions.run((em) =>
+        dialect.updateEach(
+          em,
+          WebhookDelivery,
+          rows.map((row, n) => ({
+            // The last row's claim is another's: it is not touched.
+            match: { id: row.id, claim: n === 2 ? 'theirs' : 'mine' },
+            set: {
+              status: 'delivered' as const,
+              attempts: n + 1,
+              lastBody: awkward[n],
+              lastAttemptAt: at(40 + n),
+              claim: null,
+            },
+          })),
+          'webhookId',
+        ),
+      );
+      expect(updated).toEqual([a.id, a.id]);
+      const after = await deliveries();
+      expect(
+        after.map((d) => [d.status, d.attempts, d.lastBody, d.lastAttemptAt?.toISOString() ?? null, d.claim]),
+      ).toEqual([
+        ['delivered', 1, awkward[0], at(40).toISOString(), null],
+        ['delivered', 2, awkward[1], at(41).toISOString(), null],
+        ['pending', 0, null, null, 'mine'],
+      ]);
+    });
+
+    const onPostgres = process.env.DATABASE_URL ? it : it.skip;
+    onPostgres(
+      'passes over the rows another transaction is claiming instead of waiting for them',
+      async () => {
+        const [a] = webhooks;
+        await pending(a, 4);
+        const held = latch();
+        const claimedFirst = latch();
+        const first = transactions.run(async (em) => {
+          const ids = await claim(em, [{ value: a.id, limit: 2 }], 2, 'first');
+          claimedFirst.open();
+          await held.wait;
+          return ids;
+        });
+        await claimedFirst.wait;
+        const second = await transactions.run((em) => claim(em, [{ value: a.id, limit: 4 }], 4, 'second'));
+        held.open();
+        const firstIds = await first;
+        expect(firstIds).toHaveLength(2);
+        expect(second).toHaveLength(2);
+        expect(second.filter((id) => firstIds.includes(id))).toEqual([]);
+      },
+    );
   });
 
   describe('utcPeriod', () => {

@@ -52,8 +52,8 @@ export interface GroupedClaim<T> {
   /** SQL over the alias `q`: the rows that may be claimed, with `:named` parameters. */
   ready: string;
   parameters: Record<string, unknown>;
-  /** SQL over the alias `q`: which rows of a group go first. */
-  order: string;
+  /** Which rows of a group go first: columns, ascending. */
+  order: Array<keyof T & string>;
   /** Rows claimed at most over all groups: each group's first rows before any group's later ones. */
   total: number;
   /** What a claimed row is given (a claim token, a lease). */
@@ -313,16 +313,19 @@ export class SqlDialect {
         Number(row[metadata.primaryColumns[0].databaseName]),
       );
     };
+    const order = claim.order.map((field) => `q.${escape(columnOf(field).databaseName)}`);
+    const orderAliases = order.map((_, n) => `o${n}`).join(', ');
+    const ordered = order.map((column, n) => `${column} AS o${n}`).join(', ');
     const ranked = (picked: string) =>
-      `SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY grp ORDER BY id) AS rn FROM (${picked}) p) r
-       ORDER BY rn, id LIMIT :total`;
+      `SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY grp ORDER BY ${orderAliases}) AS rn
+       FROM (${picked}) p) r ORDER BY rn, id LIMIT :total`;
 
     if (this.isPostgres) {
-      const picked = `SELECT c.id AS id, g.value AS grp
+      const picked = `SELECT c.*, g.value AS grp
         FROM unnest(CAST(:groupValues AS integer[]), CAST(:groupLimits AS integer[])) AS g(value, lim)
         CROSS JOIN LATERAL (
-          SELECT q.${id} AS id FROM ${table} q WHERE q.${group} = g.value AND (${claim.ready})
-          ORDER BY ${claim.order} LIMIT g.lim FOR UPDATE SKIP LOCKED
+          SELECT q.${id} AS id, ${ordered} FROM ${table} q WHERE q.${group} = g.value AND (${claim.ready})
+          ORDER BY ${order.join(', ')} LIMIT g.lim FOR UPDATE SKIP LOCKED
         ) c`;
       return run(
         `WITH chosen AS (${ranked(picked)})
@@ -343,8 +346,8 @@ export class SqlDialect {
       const arms = part.map((g, n) => {
         parameters[`group${n}`] = g.value;
         parameters[`limit${n}`] = g.limit;
-        return `SELECT * FROM (SELECT q.${id} AS id, q.${group} AS grp FROM ${table} q
-          WHERE q.${group} = :group${n} AND (${claim.ready}) ORDER BY ${claim.order} LIMIT :limit${n})`;
+        return `SELECT * FROM (SELECT q.${id} AS id, q.${group} AS grp, ${ordered} FROM ${table} q
+          WHERE q.${group} = :group${n} AND (${claim.ready}) ORDER BY ${order.join(', ')} LIMIT :limit${n})`;
       });
       claimed.push(
         ...(await run(
@@ -408,7 +411,9 @@ export class SqlDialect {
         params = fields.map((x) => chunk.map((row) => valueOf(row, x)));
       } else {
         params = [];
-        const values = chunk.map((row) => `(${fields.map((x) => (params.push(valueOf(row, x)), '?')).join(', ')})`);
+        const values = chunk.map(
+          (row) => `(${fields.map((x) => (params.push(valueOf(row, x)), '?')).join(', ')})`,
+        );
         sql = `WITH v(${names}) AS (VALUES ${values.join(', ')}) ${tail}`;
       }
       const result = await this.structuredQuery(manager, sql, params);

@@ -173,7 +173,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       })),
       ready: READY,
       parameters: { now },
-      order: 'q.next_attempt_at, q.id',
+      order: ['nextAttemptAt', 'id'],
       total: free,
       set: { claim, nextAttemptAt: new Date(now.getTime() + CLAIM_MS) },
     });
@@ -214,7 +214,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       const error = 'the signing secret cannot be read (was ENCRYPTION_KEY changed?)';
       return { at: now, ms: 0, error, body: '', outcome: 'failed' };
     }
-    return this.http.send(webhook.url, signedHeaders(event.eventId, event.payload, secrets, now), event.payload);
+    return this.http.send(
+      webhook.url,
+      signedHeaders(event.eventId, event.payload, secrets, now),
+      event.payload,
+    );
   }
 
   /** A signing secret opened, from a small cache: opening one costs more than signing with it. */
@@ -280,7 +284,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       WebhookDelivery,
       delivered.map(({ claimed, result }) => ({
         match: { id: claimed.delivery.id, claim: claimed.delivery.claim },
-        set: { ...lastAttempt(claimed.delivery, result), status: 'delivered', nextAttemptAt: null, updatedAt: now },
+        set: {
+          ...lastAttempt(claimed.delivery, result),
+          status: 'delivered',
+          nextAttemptAt: null,
+          updatedAt: now,
+        },
       })),
       'webhookId',
     );
@@ -296,12 +305,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
             w
               .where('failing_since IS NOT NULL')
               .orWhere('last_success_at IS NULL')
-              .orWhere('last_success_at < :recently', { recently: new Date(now.getTime() - SUCCESS_MARK_MS) }),
+              .orWhere('last_success_at < :recently', {
+                recently: new Date(now.getTime() - SUCCESS_MARK_MS),
+              }),
           ),
         )
         .execute();
     }
-    for (const failed of batch) if (failed.result.outcome !== 'delivered') await this.recordFailure(em, failed);
+    for (const failed of batch)
+      if (failed.result.outcome !== 'delivered') await this.recordFailure(em, failed);
   }
 
   /** Moves a failed attempt's delivery to its next attempt (or gives up), and the endpoint's health with it. */
