@@ -160,6 +160,21 @@ export class EnvironmentVariables {
   /** This process sends webhooks (turn off for replicas that only serve the API). */
   @Transform((p) => toBool({ value: emptyTo('true')(p) })) @IsBoolean() WEBHOOK_DISPATCHER = true;
 
+  /**
+   * Where messages sent by HTTP are submitted (platform.md "Sending by HTTP"): the relay's
+   * Postfix, `smtp://host:port` (STARTTLS when offered) or `smtps://host:port`. Unset: the
+   * /api/v1/emails routes answer 503.
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^smtps?:\/\/[^\s/]+(:\d+)?\/?$/, { message: 'RELAY_SUBMIT_URL must be smtp://host:port or smtps://host:port' })
+  RELAY_SUBMIT_URL?: string;
+  /**
+   * The key of the submission tokens (HMAC) the service authenticates with at the relay and the
+   * relay agent accepts: the same value on both; at least 32 characters.
+   */
+  @Transform(emptyToUndefined) @IsOptional() @IsString() RELAY_SUBMIT_SECRET?: string;
+
   /** Comma-separated `ip[:port]` resolvers for domain checks; empty = the system's. */
   @Transform(emptyToUndefined)
   @IsOptional()
@@ -364,6 +379,15 @@ export class AppConfig {
     return this.env.WEBHOOK_ALLOW_HTTP ?? !this.isProduction;
   }
 
+  /** RELAY_SUBMIT_SECRET as a KeyObject (HMAC of submission tokens); undefined when unset. */
+  get relaySubmitKey(): KeyObject | undefined {
+    const secret = this.env.RELAY_SUBMIT_SECRET;
+    if (!secret) return undefined;
+    return (this.submitKey ??= createSecretKey(Buffer.from(secret, 'utf8')));
+  }
+
+  private submitKey?: KeyObject;
+
   /** The resolvers of DNS_SERVERS as `node:dns` takes them, or undefined for the system's. */
   get dnsServers(): string[] | undefined {
     const servers = this.env.DNS_SERVERS?.split(',')
@@ -421,6 +445,12 @@ export class AppConfig {
     }
     if (env.ENCRYPTION_KEY && Buffer.from(env.ENCRYPTION_KEY, 'base64').length !== 32) {
       problems.push('ENCRYPTION_KEY must be 32 bytes, base64-encoded');
+    }
+    if (env.RELAY_SUBMIT_URL && !env.RELAY_SUBMIT_SECRET) {
+      problems.push('RELAY_SUBMIT_SECRET is required with RELAY_SUBMIT_URL');
+    }
+    if (env.RELAY_SUBMIT_SECRET && env.RELAY_SUBMIT_SECRET.length < 32) {
+      problems.push('RELAY_SUBMIT_SECRET must be at least 32 characters long');
     }
     if (Boolean(env.ADMIN_EMAIL) !== Boolean(env.ADMIN_PASSWORD)) {
       problems.push('ADMIN_EMAIL and ADMIN_PASSWORD must be set together');

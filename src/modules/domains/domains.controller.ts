@@ -35,7 +35,7 @@ export class DomainsController {
   @ApiEnvelope(DomainPageDto)
   @ApiErrors(400)
   list(@CallerCompany() company: Company, @Query() query: ListDomainsQueryDto): Promise<Page<DomainDto>> {
-    return this.domains.list({ companyId: company.id }, query);
+    return this.domains.listOfCompany(company, query);
   }
 
   /**

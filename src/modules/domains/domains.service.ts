@@ -7,12 +7,15 @@ import { BadRequestError, ConflictError, NotFoundError } from '../../common/erro
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { AppConfig } from '../../config/app-config';
 import { isUniqueViolation } from '../../database/database-errors';
+import { EntityRowReader } from '../../database/entity-row-reader';
+import { PreparedRead } from '../../database/prepared-read';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { Job } from '../jobs/job.decorator';
 import { Notifier } from '../notifications/notifier';
 import { CompanyMembersService } from '../users/company-members.service';
+import type { Company } from '../companies/entities/company.entity';
 import { DkimKeyPairs } from './dkim-key-pairs';
 import { lostSpfOrDkim, passes, recordsToPublish } from './dns-records';
 import { DomainDnsChecker } from './domain-dns-checker';
@@ -47,7 +50,32 @@ export class DomainsService {
     private readonly notifications: Notifier,
     private readonly members: CompanyMembersService,
     private readonly webhooks: WebhookOutbox,
-  ) {}
+  ) {
+    const dataSource = domains.manager.connection;
+    this.row = new EntityRowReader(dataSource, Domain, 'd');
+    const page = (name: string, where: string) =>
+      new PreparedRead(
+        dataSource,
+        transactions,
+        name,
+        `SELECT ${this.row.selectList()}, COUNT(*) OVER () FROM domains d WHERE ${where} ` +
+          'ORDER BY d.created_at DESC, d.id DESC LIMIT ? OFFSET ?',
+      );
+    const count = (name: string, where: string) =>
+      new PreparedRead(dataSource, transactions, name, `SELECT COUNT(*) FROM domains d WHERE ${where}`);
+    this.domainPage = {
+      all: page('domains_of_company', 'd.company_id = ?'),
+      byStatus: page('domains_of_company_by_status', 'd.company_id = ? AND d.status = ?'),
+    };
+    this.domainCount = {
+      all: count('domains_of_company_count', 'd.company_id = ?'),
+      byStatus: count('domains_of_company_by_status_count', 'd.company_id = ? AND d.status = ?'),
+    };
+  }
+
+  private readonly row: EntityRowReader<Domain>;
+  private readonly domainPage: Record<'all' | 'byStatus', PreparedRead>;
+  private readonly domainCount: Record<'all' | 'byStatus', PreparedRead>;
 
   async add(companyId: number, input: string): Promise<DomainDto> {
     const normalised = normaliseDomainName(input);
@@ -96,14 +124,33 @@ export class DomainsService {
     return this.view(domain.id);
   }
 
-  /** The company's domains (by id for its users, by uuid for admins) or every domain, newest first. */
+  /**
+   * One company's domains, newest first: the customer route, which an API key may call as often
+   * as its rate limit lets it. One prepared statement gives the page and the total (a second one
+   * counts only when the page is past the end).
+   */
+  async listOfCompany(company: Company, q: ListDomainsQueryDto): Promise<Page<DomainDto>> {
+    const which = q.status ? 'byStatus' : 'all';
+    const filter = q.status ? [company.id, q.status] : [company.id];
+    const rows = await this.domainPage[which].all([...filter, q.limit, skipFor(q.page, q.limit)]);
+    const total =
+      rows.length > 0
+        ? Number(rows[0][this.row.width])
+        : Number((await this.domainCount[which].all(filter))[0][0]);
+    const items = rows.map((row) => {
+      const domain = this.row.read(row);
+      domain.company = company;
+      return DomainDto.from(domain);
+    });
+    return toPage(items, total, q.page, q.limit);
+  }
+
+  /** For the admin routes: one company's domains (by uuid) or every domain, newest first. */
   async list(
-    scope: { companyId?: number; companyUuid?: string },
+    scope: { companyUuid?: string },
     q: ListDomainsQueryDto & Partial<Pick<AdminListDomainsQueryDto, 'search'>>,
   ): Promise<Page<DomainDto>> {
     const qb = this.withCompanyUuid();
-    if (scope.companyId !== undefined)
-      qb.andWhere('domain.companyId = :companyId', { companyId: scope.companyId });
     if (scope.companyUuid !== undefined)
       qb.andWhere('company.uuid = :companyUuid', { companyUuid: scope.companyUuid });
     if (q.status) qb.andWhere('domain.status = :status', { status: q.status });
