@@ -1,9 +1,14 @@
 import { INestApplicationContext, Logger } from '@nestjs/common';
 import argon2 from 'argon2';
 import Redis from 'ioredis';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createSecretKey, randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Company } from '../src/modules/companies/entities/company.entity';
+import {
+  makeSubmissionToken,
+  SUBMISSION_TOKEN_TTL_MS,
+} from '../src/modules/relay-submission/submission-token';
+import { SubmissionTokens } from '../src/modules/relay-submission/submission-tokens';
 import { RunningRelayAgent, startRelayAgent } from '../src/relay-agent/relay-agent';
 import { SaslTestClient } from '../src/relay-agent/sasl/sasl-test-client';
 import { bearer, createActiveUser, RegisteredUser, LoggedIn } from './support/factories';
@@ -11,6 +16,9 @@ import { relayAgentApplication } from './support/relay-agent-app';
 import { createTestApp, TestApp } from './support/test-app';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
+/** RELAY_SUBMIT_SECRET of the agents that take submission tokens, and its key as the service holds it. */
+const SUBMIT_SECRET = 'relay-submit-secret-for-the-sasl-e2e-0123';
+const SUBMIT_KEY = createSecretKey(Buffer.from(SUBMIT_SECRET, 'utf8'));
 const FAIL = (id: number) => `FAIL\t${id}\treason=Authentication failed`;
 const digest = (password: string) => `sha256:${createHash('sha256').update(password).digest('hex')}`;
 
@@ -23,7 +31,7 @@ describe('Relay agent: SMTP AUTH on the database (e2e)', () => {
   let t: TestApp;
   const agents: Array<{ app: INestApplicationContext; running: RunningRelayAgent }> = [];
   const clients: SaslTestClient[] = [];
-  /** Every relay password handed out: none may appear in what the agent logs. */
+  /** Every relay password and submission token handed out: none may appear in what the agent logs. */
   const issued: string[] = [];
   const logged: unknown[][] = [];
 
@@ -239,6 +247,98 @@ describe('Relay agent: SMTP AUTH on the database (e2e)', () => {
     });
   });
 
+  describe('relay submission tokens (auth.md "Relay submission token", platform.md "Sending by HTTP")', () => {
+    let app: INestApplicationContext;
+    let port: number;
+    beforeAll(async () => {
+      ({ app, port } = await startAgent({ RELAY_SUBMIT_SECRET: SUBMIT_SECRET }));
+    });
+
+    /** A token for `username` as the service makes it with the shared secret (`now`: when it was made). */
+    function token(username: string, now = Date.now(), key = SUBMIT_KEY): string {
+      const made = makeSubmissionToken(key, username, now);
+      issued.push(made);
+      return made;
+    }
+
+    /** The company's relay username as registration gave it, read from its row. */
+    async function relayUsername(companyUuid: string): Promise<string> {
+      return (await t.dataSource.getRepository(Company).findOneByOrFail({ uuid: companyUuid })).relayUsername;
+    }
+
+    it('logs in with a token made for the relay username, as the canonical relay username, beside the password', async () => {
+      const owner = await createActiveUser(t);
+      const { username, password } = await newRelayPassword(owner);
+      const c = await connect(port);
+      const rip = freshRip();
+      const made = app.get(SubmissionTokens).make(username);
+      issued.push(made);
+      expect(made).toMatch(/^rst1\.\d+\.[A-Za-z0-9_-]{43}$/);
+      expect(await c.plain(username, made, { rip })).toBe(`OK\t1\tuser=${username}`);
+      expect(await c.plain(username.toUpperCase(), made, { rip })).toBe(`OK\t2\tuser=${username}`);
+      expect(await c.login(username, token(username.toUpperCase()), { rip })).toBe(`OK\t3\tuser=${username}`);
+      expect(await c.plain(username, password, { rip })).toBe(`OK\t4\tuser=${username}`);
+    });
+
+    it('logs in with a token for a company that never asked for a relay password', async () => {
+      const owner = await createActiveUser(t);
+      const username = await relayUsername(owner.companyUuid);
+      expect(await storedHash(owner.companyUuid)).toBeNull();
+      const c = await connect(port);
+      expect(await c.plain(username, token(username), { rip: freshRip() })).toBe(`OK\t1\tuser=${username}`);
+    });
+
+    it('refuses, as a wrong password, a token for another username, an expired one, one of another key, one tampered with', async () => {
+      const [owner, other] = await Promise.all([createActiveUser(t), createActiveUser(t)]);
+      const [username, otherUsername] = await Promise.all([
+        relayUsername(owner.companyUuid),
+        relayUsername(other.companyUuid),
+      ]);
+      const c = await connect(port);
+      const rip = freshRip();
+      const valid = token(username);
+      const otherKey = createSecretKey(Buffer.from('another-relay-submit-secret-0123456789ab', 'utf8'));
+      expect(await c.plain(username, token(otherUsername), { rip })).toBe(FAIL(1));
+      expect(await c.plain(otherUsername, valid, { rip })).toBe(FAIL(2));
+      expect(
+        await c.plain(username, token(username, Date.now() - SUBMISSION_TOKEN_TTL_MS - 1000), { rip }),
+      ).toBe(FAIL(3));
+      expect(await c.plain(username, token(username, Date.now(), otherKey), { rip })).toBe(FAIL(4));
+      const at = valid.length - 20;
+      const tampered = `${valid.slice(0, at)}${valid[at] === 'A' ? 'B' : 'A'}${valid.slice(at + 1)}`;
+      expect(await c.plain(username, tampered, { rip })).toBe(FAIL(5));
+      expect(await c.plain(username, 'rst1.', { rip })).toBe(FAIL(6));
+      // A token for a username no company has.
+      expect(await c.plain('r-nobody02', token('r-nobody02'), { rip })).toBe(FAIL(7));
+      // Failures, not a block: the valid token still logs in from this address.
+      expect(await c.plain(username, valid, { rip })).toBe(`OK\t8\tuser=${username}`);
+    });
+
+    it('counts failed tokens toward the block of the address, and the block holds for a valid token', async () => {
+      const owner = await createActiveUser(t);
+      const username = await relayUsername(owner.companyUuid);
+      const c = await connect(port);
+      const rip = freshRip();
+      const expired = token(username, Date.now() - SUBMISSION_TOKEN_TTL_MS - 1000);
+      for (let id = 1; id <= 10; id++) expect(await c.plain(username, expired, { rip })).toBe(FAIL(id));
+      expect(await c.plain(username, token(username), { rip })).toBe(FAIL(11));
+      expect(await c.plain(username, token(username), { rip: freshRip() })).toBe(`OK\t12\tuser=${username}`);
+    });
+
+    it('without RELAY_SUBMIT_SECRET takes no token: one is checked as a password, and fails as a wrong one', async () => {
+      const without = await startAgent({ RELAY_SUBMIT_SECRET: '' });
+      const owner = await createActiveUser(t);
+      const { username, password } = await newRelayPassword(owner);
+      const c = await connect(without.port);
+      const rip = freshRip();
+      expect(() => without.app.get(SubmissionTokens).make(username)).toThrow(
+        'RELAY_SUBMIT_SECRET is not set',
+      );
+      expect(await c.plain(username, token(username), { rip })).toBe(FAIL(1));
+      expect(await c.plain(username, password, { rip })).toBe(`OK\t2\tuser=${username}`);
+    });
+  });
+
   it('closes the connection, never FAILs, when its database is gone', async () => {
     const { app, port } = await startAgent();
     const owner = await createActiveUser(t);
@@ -251,7 +351,7 @@ describe('Relay agent: SMTP AUTH on the database (e2e)', () => {
     await expect(c.line()).rejects.toThrow('connection closed');
   });
 
-  it('logs usernames, never a relay password', () => {
+  it('logs usernames, never a relay password or a submission token', () => {
     const text = JSON.stringify(logged);
     expect(text).toContain('SMTP AUTH succeeded');
     expect(text).toContain('SMTP AUTH failed');

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { RelaySubmissionModule } from '../relay-submission/relay-submission.module';
 import { CompanyRelayLookup } from './company-relay-lookup';
 import { CompanyStateEvents } from './company-state-events';
 import { Company } from './entities/company.entity';
@@ -7,12 +8,13 @@ import { RelayCredentials } from './relay-credentials';
 
 /**
  * The part of the companies area the relay agent stands on: the relay decision's lookups, the
- * state change events that invalidate what it caches, and the SMTP AUTH credentials check.
+ * state change events that invalidate what it caches, and the SMTP AUTH credentials check (relay
+ * passwords, and the submission tokens of RelaySubmissionModule).
  * CompaniesModule imports and re-exports it, so the API has one CompanyStateEvents; the relay
  * agent imports this module alone.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Company])],
+  imports: [TypeOrmModule.forFeature([Company]), RelaySubmissionModule],
   providers: [CompanyRelayLookup, CompanyStateEvents, RelayCredentials],
   exports: [CompanyRelayLookup, CompanyStateEvents, RelayCredentials],
 })

@@ -7,6 +7,8 @@ import { andThen } from '../../common/maybe-promise';
 import { BatchedRead } from '../../database/batched-lookup';
 import { PreparedRead } from '../../database/prepared-read';
 import { TransactionService } from '../../database/transaction.service';
+import { isSubmissionToken } from '../relay-submission/submission-token';
+import { SubmissionTokens } from '../relay-submission/submission-tokens';
 import { Company } from './entities/company.entity';
 
 /** The company a relay username and password belong to. */
@@ -42,7 +44,9 @@ const MAX_USERNAME = 32;
  * relay username for every attempt (concurrent attempts share one statement), no cache, so a
  * password rotated through the API fails at once in every agent process. The password is stored
  * as its SHA-256 digest (resources.md Company: a 24-byte random secret needs no slow hash) and
- * compared in constant time.
+ * compared in constant time. Beside the password, a relay submission token made for that relay
+ * username is taken (auth.md "Relay submission token": how the service submits messages sent by
+ * HTTP); one that is not valid is checked as a password, so it fails as a wrong one.
  */
 @Injectable()
 export class RelayCredentials {
@@ -52,6 +56,7 @@ export class RelayCredentials {
     @InjectRepository(Company) private readonly companies: Repository<Company>,
     dataSource: DataSource,
     transactions: TransactionService,
+    private readonly submissionTokens: SubmissionTokens,
   ) {
     // Straight to the driver, and on PostgreSQL the attempts of one moment share one statement:
     // under load each round trip's socket write cost the agent more than the read itself
@@ -70,8 +75,9 @@ export class RelayCredentials {
   }
 
   /**
-   * The account whose relay username (any case) and current password these are, or null.
-   * Throws when the database cannot answer: that is no answer about the credentials.
+   * The account whose relay username (any case) and current password, or valid submission token,
+   * these are, or null. Throws when the database cannot answer: that is no answer about the
+   * credentials.
    */
   async check(username: string, password: string): Promise<RelayAccount | null> {
     const canonical = username.toLowerCase();
@@ -79,6 +85,8 @@ export class RelayCredentials {
       canonical.length > 0 && canonical.length <= MAX_USERNAME && !canonical.includes('\0')
         ? await this.read(canonical)
         : undefined;
+    if (row && isSubmissionToken(password) && this.submissionTokens.verify(row[0], password))
+      return account(row);
     const stored = row?.[3] ?? null;
     if (stored !== null && !stored.startsWith(DIGEST_PREFIX)) {
       return (await this.upgradeLegacy(row!, stored, password)) ? account(row!) : null;

@@ -12,10 +12,11 @@ export const FAILURE_WINDOW_MS = 10 * 60_000;
 const LOGGED_USERNAME = 64;
 
 /**
- * Decides an SMTP AUTH attempt: the company's relay credentials, behind a count of failures
- * per client address. The address is blocked, never the username: an attacker must not be able
- * to lock a customer out. Logs the username, address and mechanism of every attempt, never the
- * password or the SASL data.
+ * Decides an SMTP AUTH attempt: the company's relay credentials (its relay password, or a relay
+ * submission token made for its relay username), behind a count of failures per client address.
+ * The address is blocked, never the username: an attacker must not be able to lock a customer
+ * out. Logs the username, address and mechanism of every attempt, never the password (or token)
+ * or the SASL data.
  */
 @Injectable()
 export class RelayAuthenticator {
