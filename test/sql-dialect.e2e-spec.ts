@@ -179,6 +179,7 @@ describe('SqlDialect', () => {
       events: [
         { at: '2026-01-01T00:00:00.000Z', status: 'sent', dsn: null, response: awkward[n % awkward.length] },
       ],
+      emailId: null,
       ...overrides,
     });
     const stored = () =>

@@ -282,8 +282,10 @@ export class SqlDialect {
     target: EntityTarget<T>,
     claim: GroupedClaim<T>,
   ): Promise<number[]> {
-    const groups = claim.groups.filter((g) => g.limit > 0);
-    if (groups.length === 0 || claim.total <= 0) return [];
+    // On SQLite a group without room stays in the statement (LIMIT 0): the same groups make the
+    // same statement text, which is prepared once.
+    const groups = this.isPostgres ? claim.groups.filter((g) => g.limit > 0) : claim.groups;
+    if (!groups.some((g) => g.limit > 0) || claim.total <= 0) return [];
     const metadata = manager.connection.getMetadata(target);
     const driver = manager.connection.driver;
     const escape = (name: string) => driver.escape(name);
@@ -342,10 +344,10 @@ export class SqlDialect {
     for (const part of chunks(groups, SQLITE_GROUPS_PER_STATEMENT)) {
       const total = claim.total - claimed.length;
       if (total <= 0) break;
-      const parameters: Record<string, unknown> = { total };
+      const parameters: Record<string, unknown> = { total: this.boundInteger(total) };
       const arms = part.map((g, n) => {
-        parameters[`group${n}`] = g.value;
-        parameters[`limit${n}`] = g.limit;
+        parameters[`group${n}`] = this.boundInteger(g.value);
+        parameters[`limit${n}`] = this.boundInteger(Math.max(0, g.limit));
         return `SELECT * FROM (SELECT q.${id} AS id, q.${group} AS grp, ${ordered} FROM ${table} q
           WHERE q.${group} = :group${n} AND (${claim.ready}) ORDER BY ${order.join(', ')} LIMIT :limit${n})`;
       });
@@ -358,6 +360,47 @@ export class SqlDialect {
       );
     }
     return claimed;
+  }
+
+  /**
+   * Claims up to `total` ready rows of a queue that several processes share, first in `order`,
+   * in one atomic statement (on PostgreSQL read with `FOR UPDATE SKIP LOCKED`: a row another
+   * process is claiming is passed over, never waited for), giving them `set`. Answers their ids.
+   */
+  async claimReady<T extends ObjectLiteral>(
+    manager: EntityManager,
+    target: EntityTarget<T>,
+    claim: Omit<GroupedClaim<T>, 'group' | 'groups'>,
+  ): Promise<number[]> {
+    if (claim.total <= 0) return [];
+    const metadata = manager.connection.getMetadata(target);
+    const driver = manager.connection.driver;
+    const escape = (name: string) => driver.escape(name);
+    const table = escape(metadata.tableName);
+    const column = (property: string) => {
+      const found = metadata.findColumnWithPropertyName(property);
+      if (!found) throw new Error(`claimReady: ${metadata.name} has no column ${property}`);
+      return found;
+    };
+    const idName = metadata.primaryColumns[0].databaseName;
+    const id = escape(idName);
+    const parameters: Record<string, unknown> = { ...claim.parameters, total: this.boundInteger(claim.total) };
+    const sets = Object.keys(claim.set).map((field, n) => {
+      parameters[`set${n}`] =
+        (driver.preparePersistentValue(claim.set[field as keyof T], column(field)) as unknown) ?? null;
+      return `${escape(column(field).databaseName)} = :set${n}`;
+    });
+    const order = claim.order.map((field) => `q.${escape(column(field).databaseName)}`).join(', ');
+    const chosen = `SELECT q.${id} FROM ${table} q WHERE ${claim.ready} ORDER BY ${order} LIMIT :total${
+      this.isPostgres ? ' FOR UPDATE SKIP LOCKED' : ''
+    }`;
+    const [query, bound] = driver.escapeQueryWithParameters(
+      `UPDATE ${table} SET ${sets.join(', ')} WHERE ${id} IN (${chosen}) RETURNING ${id}`,
+      parameters,
+      {},
+    );
+    const result = await this.structuredQuery(manager, query, bound);
+    return ((result.records ?? []) as Array<Record<string, unknown>>).map((row) => Number(row[idName]));
   }
 
   /**
@@ -485,6 +528,14 @@ export class SqlDialect {
         await (runner as unknown as ReleasableWithError).releasePostgresConnection(unlockError);
       else await runner.release();
     }
+  }
+
+  /**
+   * An integer parameter that stays a parameter: TypeORM writes a number into SQLite's SQL text,
+   * which makes a new statement (prepared again) for every value; a BigInt is bound.
+   */
+  private boundInteger(value: number): number | bigint {
+    return this.isPostgres ? value : BigInt(value);
   }
 
   /** Runs SQL on the manager's connection (its transaction's, if any) and answers the driver's structured result. */

@@ -1,8 +1,10 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Brackets, EntityManager, In, IsNull, MoreThanOrEqual } from 'typeorm';
 import { EncryptionService } from '../../common/crypto/encryption.service';
 import { AppConfig } from '../../config/app-config';
+import { chunks } from '../../database/chunks';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { nextAttemptDelayMs } from './delivery/retry-schedule';
@@ -48,6 +50,13 @@ const READY = `q.status = 'pending' AND q.next_attempt_at <= :now AND NOT EXISTS
 
 /** Attempts recorded in one transaction at most. */
 const RECORD_BATCH = 500;
+/**
+ * The least time between two claims, and how long finished attempts wait to be recorded
+ * together: each claim and each record is a transaction (on SQLite each holds the one
+ * connection and costs a commit), so at a thousand attempts a second they go by batches.
+ */
+const CLAIM_INTERVAL_MS = 50;
+const RECORD_INTERVAL_MS = 10;
 /** An endpoint's `lastSuccessAt` is moved at most this often while its deliveries succeed. */
 const SUCCESS_MARK_MS = 1_000;
 /** Signing secrets kept opened (by their sealed text) before the cache starts again. */
@@ -118,6 +127,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private async run(): Promise<void> {
     while (this.running) {
       const free = this.config.env.WEBHOOK_CONCURRENCY - this.inFlightTotal;
+      const claimedAt = Date.now();
       if (free > 0) {
         try {
           await this.claimAndSend(free);
@@ -127,6 +137,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       }
       // A claim takes whatever is ready: the next is worth making once something changed.
       await this.idle();
+      const early = claimedAt + CLAIM_INTERVAL_MS - Date.now();
+      if (early > 0 && this.running) await sleep(early);
     }
   }
 
@@ -235,7 +247,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   /** Queues an attempt's outcome; the attempts that finish while one batch is written go in the next. */
   private recordLater(attempted: Attempted): Promise<void> {
     this.attempted.push(attempted);
-    this.recording ??= this.recordQueued().finally(() => (this.recording = undefined));
+    this.recording ??= sleep(RECORD_INTERVAL_MS)
+      .then(() => this.recordQueued())
+      .finally(() => (this.recording = undefined));
     return this.recording;
   }
 
@@ -278,6 +292,20 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       })),
       'ignore',
     );
+    // Every attempt made counts, its claim held or lost (a retry asked for meanwhile takes it over).
+    const made = new Map<number, number>();
+    for (const { claimed } of batch) made.set(claimed.delivery.id, (made.get(claimed.delivery.id) ?? 0) + 1);
+    for (const times of new Set(made.values())) {
+      const ids = [...made].filter(([, n]) => n === times).map(([id]) => id);
+      for (const part of chunks(ids)) {
+        await em
+          .createQueryBuilder()
+          .update(WebhookDelivery)
+          .set({ attempts: () => `attempts + ${times}` })
+          .where({ id: In(part) })
+          .execute();
+      }
+    }
     const delivered = batch.filter((a) => a.result.outcome === 'delivered');
     const succeeded = await this.dialect.updateEach(
       em,
@@ -285,7 +313,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       delivered.map(({ claimed, result }) => ({
         match: { id: claimed.delivery.id, claim: claimed.delivery.claim },
         set: {
-          ...lastAttempt(claimed.delivery, result),
+          ...lastAttempt(result),
           status: 'delivered',
           nextAttemptAt: null,
           updatedAt: now,
@@ -320,8 +348,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private async recordFailure(em: EntityManager, { claimed, result }: Attempted): Promise<void> {
     const { delivery, webhook } = claimed;
     const at = result.at;
-    const last = lastAttempt(delivery, result);
-    const delay = result.outcome === 'gone' ? null : nextAttemptDelayMs(last.attempts, result.retryAfterMs);
+    const last = lastAttempt(result);
+    const delay =
+      result.outcome === 'gone' ? null : nextAttemptDelayMs(delivery.attempts + 1, result.retryAfterMs);
     const moved = await em.update(
       WebhookDelivery,
       { id: delivery.id, claim: delivery.claim ?? '' },
@@ -371,10 +400,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 /** An attempt's error as kept (300 characters at most). */
 const errorOf = (result: AttemptResult): string | null => result.error?.slice(0, 300) ?? null;
 
-/** What a delivery keeps of its latest attempt; its claim ends with it. */
-function lastAttempt(delivery: WebhookDelivery, result: AttemptResult) {
+/** What a delivery keeps of its latest attempt (its count is added apart); its claim ends with it. */
+function lastAttempt(result: AttemptResult) {
   return {
-    attempts: delivery.attempts + 1,
     lastAttemptAt: result.at,
     lastStatus: result.status ?? null,
     lastError: errorOf(result),

@@ -246,10 +246,16 @@ export class WebhooksService {
     };
   }
 
-  /** Sends one delivery again now, whatever its status (a delivered one too: a replay). */
+  /**
+   * Sends one delivery again now, whatever its status (a delivered one too: a replay). An attempt
+   * still in flight loses its claim: its outcome is kept in the history, and this one decides.
+   */
   async retry(webhook: Webhook, deliveryUuid: string): Promise<string> {
     const delivery = await this.ownDelivery(webhook, deliveryUuid);
-    await this.deliveries.update({ id: delivery.id }, { status: 'pending', nextAttemptAt: new Date() });
+    await this.deliveries.update(
+      { id: delivery.id },
+      { status: 'pending', nextAttemptAt: new Date(), claim: null },
+    );
     this.work.emit({ events: 1 });
     return delivery.uuid;
   }
@@ -278,7 +284,7 @@ export class WebhooksService {
     for (let i = 0; i < ids.length; i += 1000) {
       await this.deliveries.update(
         { id: In(ids.slice(i, i + 1000)) },
-        { status: 'pending', nextAttemptAt: now },
+        { status: 'pending', nextAttemptAt: now, claim: null },
       );
     }
     if (ids.length) this.work.emit({ events: ids.length });
