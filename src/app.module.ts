@@ -30,6 +30,7 @@ import { SpamReportsModule } from './modules/spam-reports/spam-reports.module';
 import { SuppressionModule } from './modules/suppression/suppression.module';
 import { UsersModule } from './modules/users/users.module';
 import { WebhooksModule } from './modules/webhooks/webhooks.module';
+import { EmailsModule } from './modules/emails/emails.module';
 
 @Module({
   imports: [
@@ -55,6 +56,7 @@ import { WebhooksModule } from './modules/webhooks/webhooks.module';
     DomainsModule,
     ApiKeysModule,
     WebhooksModule,
+    EmailsModule,
     InternalModule,
     DeliveryModule,
     ReportsModule,

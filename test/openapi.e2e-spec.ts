@@ -57,6 +57,10 @@ const CREATE_OR_EXISTING = new Set([
   'POST /api/v1/suppression',
   'POST /api/v1/admins/suppression',
   'POST /api/v1/spamming-mail',
+  // 202 stored, or 200 the first answer to an Idempotency-Key given again.
+  'POST /api/v1/emails',
+  'POST /api/v1/emails/batch',
+  'POST /api/v1/emails/raw',
 ]);
 
 interface Schema {

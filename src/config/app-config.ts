@@ -167,7 +167,9 @@ export class EnvironmentVariables {
    */
   @Transform(emptyToUndefined)
   @IsOptional()
-  @Matches(/^smtps?:\/\/[^\s/]+(:\d+)?\/?$/, { message: 'RELAY_SUBMIT_URL must be smtp://host:port or smtps://host:port' })
+  @Matches(/^smtps?:\/\/[^\s/]+(:\d+)?\/?$/, {
+    message: 'RELAY_SUBMIT_URL must be smtp://host:port or smtps://host:port',
+  })
   RELAY_SUBMIT_URL?: string;
   /**
    * The key of the submission tokens (HMAC) the service authenticates with at the relay and the

@@ -1,4 +1,6 @@
 import { ApiKey } from '../modules/api-keys/entities/api-key.entity';
+import { Email } from '../modules/emails/entities/email.entity';
+import { IdempotencyKey } from '../modules/emails/entities/idempotency-key.entity';
 import { WebhookAttempt } from '../modules/webhooks/entities/webhook-attempt.entity';
 import { WebhookDelivery } from '../modules/webhooks/entities/webhook-delivery.entity';
 import { WebhookEvent } from '../modules/webhooks/entities/webhook-event.entity';
@@ -39,6 +41,8 @@ export const ENTITIES = [
   WebhookEvent,
   WebhookDelivery,
   WebhookAttempt,
+  Email,
+  IdempotencyKey,
   CompanyUsageDay,
   CompanyAuditEvent,
   Contact,

@@ -384,7 +384,10 @@ export class SqlDialect {
     };
     const idName = metadata.primaryColumns[0].databaseName;
     const id = escape(idName);
-    const parameters: Record<string, unknown> = { ...claim.parameters, total: this.boundInteger(claim.total) };
+    const parameters: Record<string, unknown> = {
+      ...claim.parameters,
+      total: this.boundInteger(claim.total),
+    };
     const sets = Object.keys(claim.set).map((field, n) => {
       parameters[`set${n}`] =
         (driver.preparePersistentValue(claim.set[field as keyof T], column(field)) as unknown) ?? null;

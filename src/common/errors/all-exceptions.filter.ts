@@ -58,6 +58,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const envelope = this.toEnvelope(exception);
+    if (exception instanceof DomainError && exception.headers) void reply.headers(exception.headers);
     void reply.status(envelope.code).header('content-type', 'application/json; charset=utf-8').send(envelope);
   }
 

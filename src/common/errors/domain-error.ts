@@ -8,6 +8,8 @@ export class DomainError extends Error {
   constructor(
     readonly status: HttpStatus,
     message: string,
+    /** Headers of the answer (a 429's `retry-after`). */
+    readonly headers?: Readonly<Record<string, string>>,
   ) {
     super(message);
     this.name = new.target.name;

@@ -7,11 +7,16 @@ import { routeConfig } from './response-message.decorator';
 export const LARGE_BODY_LIMIT_BYTES = 10 * 1024 * 1024;
 
 export interface LargeBodyRouteConfig {
-  largeBody?: boolean;
+  /** The route's body limit in bytes. */
+  largeBody?: number;
 }
 
-/** The route takes bodies up to 10 MB, plain or `Content-Encoding: gzip` (the webhooks and log ingest). */
-export const LargeBody = () => routeConfig({ largeBody: true } satisfies LargeBodyRouteConfig);
+/**
+ * The route takes bodies up to `limitBytes` (10 MB unless said), plain or `Content-Encoding:
+ * gzip` (the webhooks, log ingest, sending by HTTP).
+ */
+export const LargeBody = (limitBytes: number = LARGE_BODY_LIMIT_BYTES) =>
+  routeConfig({ largeBody: limitBytes } satisfies LargeBodyRouteConfig);
 
 /**
  * Gives every @LargeBody route its limit, its gzip decoding and its wait for the event loop's
@@ -21,8 +26,9 @@ export const LargeBody = () => routeConfig({ largeBody: true } satisfies LargeBo
  */
 export function registerLargeBodyRoutes(fastify: FastifyInstance): void {
   fastify.addHook('onRoute', (route: RouteOptions) => {
-    if (!(route.config as LargeBodyRouteConfig | undefined)?.largeBody) return;
-    route.bodyLimit = LARGE_BODY_LIMIT_BYTES;
+    const limit = (route.config as LargeBodyRouteConfig | undefined)?.largeBody;
+    if (!limit) return;
+    route.bodyLimit = limit;
     const hooks = [route.preParsing ?? []].flat();
     route.preParsing = [...hooks, inflateGzip];
     route.preHandler = [...[route.preHandler ?? []].flat(), waitForLoopSlice];

@@ -52,6 +52,13 @@ export const OPENAPI_TAGS: ReadonlyArray<{ name: string; description: string }> 
       "The company's event webhooks: endpoints with their event and domain filters, signing secrets " +
       '(Standard Webhooks), sample events, the delivery history with every attempt, and replays.',
   },
+  {
+    name: 'emails',
+    description:
+      'Sending by HTTP: messages composed by the service (or given whole) and handed to the relay ' +
+      'like SMTP mail, judged first by the relay rule, with Idempotency-Key, batches, scheduling, ' +
+      'and each message read back with its recipients from the clean records.',
+  },
   { name: 'notifications', description: "The signed-in user's notifications." },
   {
     name: 'admins',

@@ -13,6 +13,7 @@ import { ProviderEventInbox1764720000000 } from './1764720000000-provider-event-
 import { ApiKeys1764806400000 } from './1764806400000-api-keys';
 import { Webhooks1764892800000 } from './1764892800000-webhooks';
 import { WebhookClaimIndex1764979200000 } from './1764979200000-webhook-claim-index';
+import { Emails1765065600000 } from './1765065600000-emails';
 
 /** In order. Listed explicitly so the compiled app, ts-jest and the CLI all load the same set. */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   ApiKeys1764806400000,
   Webhooks1764892800000,
   WebhookClaimIndex1764979200000,
+  Emails1765065600000,
 ];

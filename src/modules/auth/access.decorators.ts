@@ -3,6 +3,7 @@ import { ApiBasicAuth, ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
 import { ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import type { AdminRoleName } from '../admins/entities/admin-role.entity';
 import type { Admin } from '../admins/entities/admin.entity';
+import type { ApiKey } from '../api-keys/entities/api-key.entity';
 import type { User } from '../users/entities/user.entity';
 import type { Company } from '../companies/entities/company.entity';
 import { ACCESS_RULE, AccessRule, KeyAccess, MachineCredential } from './access';
@@ -69,6 +70,12 @@ export const CurrentAdmin = createParamDecorator((_data: unknown, ctx: Execution
   const principal = ctx.switchToHttp().getRequest<RequestWithPrincipal>().principal;
   if (principal?.kind !== 'admin') throw new Error('CurrentAdmin used on a route without @AdminRoles');
   return principal.admin;
+});
+
+/** The API key the request comes with, or null when a user calls (on the routes a key may call). */
+export const CallerApiKey = createParamDecorator((_data: unknown, ctx: ExecutionContext): ApiKey | null => {
+  const principal = ctx.switchToHttp().getRequest<RequestWithPrincipal>().principal;
+  return principal?.kind === 'api-key' ? principal.apiKey : null;
 });
 
 /**

@@ -168,6 +168,7 @@ export function buildQueuedRecord(
     firstSeenAt: new Date(Math.min(...times.map((t) => t.getTime()))),
     lastEventAt: new Date(Math.max(...times.map((t) => t.getTime()))),
     events,
+    emailId: null,
   };
 }
 
@@ -204,6 +205,7 @@ export function buildRejectRecord(
     firstSeenAt: reject.at,
     lastEventAt: reject.at,
     events: [{ at: reject.at.toISOString(), status: 'rejected', dsn: reject.dsn, response: reject.response }],
+    emailId: null,
   };
 }
 

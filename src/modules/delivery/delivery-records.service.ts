@@ -21,6 +21,7 @@ import { DeliveryLine, queueKey } from './parsing/queue-facts';
 import { RebuildTargets } from './rebuild-targets';
 import { QuotaCountedRecord } from './entities/quota-counted-record.entity';
 import { recordWebhookEvents } from './record-webhook-events';
+import { EmailLinks } from '../emails/email-links';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
 
 export interface RebuildResult {
@@ -48,6 +49,7 @@ export class DeliveryRecordsService {
     private readonly suppression: SuppressionService,
     private readonly facts: DeliveryFacts,
     private readonly webhooks: WebhookOutbox,
+    private readonly emailLinks: EmailLinks,
   ) {}
 
   /**
@@ -103,6 +105,10 @@ export class DeliveryRecordsService {
       built.push({ record: buildRejectRecord(reject.host, reject, recordCompany(company)), matched: [] });
     }
 
+    const links = await this.emailLinks.link(
+      em,
+      built.map((b) => b.record),
+    );
     const before = new Map(
       (
         await this.index.getMany(
@@ -133,6 +139,7 @@ export class DeliveryRecordsService {
       recordWebhookEvents(
         changed.map((b) => b.record),
         before,
+        links,
       ),
     );
     return { records: changed.length, ambiguousEvents: ambiguous };

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
+import { EmailLinksModule } from '../emails/email-links';
 import { AttributionModule } from '../attribution/attribution.module';
 import { CompaniesModule } from '../companies/companies.module';
 import { LogIndexModule } from '../log-index/log-index.module';
@@ -30,6 +31,7 @@ import { ProviderEventsService } from './provider-events.service';
     SuppressionModule,
     LogIndexModule,
     WebhookOutboxModule,
+    EmailLinksModule,
   ],
   controllers: [LogBatchesController, ProviderEventsController],
   providers: [LogBatchesService, ProviderEventsService, DeliveryRecordsService, DeliveryFacts],

@@ -1,4 +1,5 @@
 import type { CleanEvent, CleanRecord } from '../log-index/clean-record';
+import type { EmailLink } from '../emails/email-links';
 import type { NewWebhookEvent } from '../webhooks/webhook-outbox';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../webhooks/webhook-event-types';
 import { isHardBounce } from './clean-record-builder';
@@ -14,11 +15,13 @@ const eventKey = (e: CleanEvent) => JSON.stringify([e.at, e.status, e.dsn, e.res
 export function recordWebhookEvents(
   changed: readonly CleanRecord[],
   before: ReadonlyMap<string, CleanRecord>,
+  links: ReadonlyMap<string, EmailLink> = new Map(),
 ): NewWebhookEvent[] {
   const events: NewWebhookEvent[] = [];
   for (const record of changed) {
     if (record.companyId === null || record.companyUuid === null) continue;
     const known = new Set((before.get(record.id)?.events ?? []).map(eventKey));
+    const link = links.get(record.id);
     for (const outcome of record.events) {
       const key = eventKey(outcome);
       const type = `email.${outcome.status}` as WebhookEventType;
@@ -46,6 +49,7 @@ export function recordWebhookEvents(
           ...(type === 'email.bounced' && {
             bounce: { type: isHardBounce(outcome.dsn, outcome.response) ? 'hard' : 'soft' },
           }),
+          ...(link && { emailId: link.emailId, tags: link.tags, metadata: link.metadata }),
         },
       });
     }

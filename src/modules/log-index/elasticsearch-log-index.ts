@@ -64,6 +64,7 @@ export const CLEAN_LOG_MAPPING = {
     firstSeenAt: { type: 'date' as const },
     lastEventAt: { type: 'date' as const },
     events: { type: 'object' as const, enabled: false },
+    emailId: keyword,
   } satisfies Record<keyof CleanDocument, unknown>,
 };
 

@@ -88,4 +88,7 @@ export class CleanLog implements CleanRecord {
 
   @Column({ type: 'text', transformer: json })
   events: CleanEvent[];
+
+  @Column({ type: 'varchar', length: 36, nullable: true })
+  emailId: string | null;
 }

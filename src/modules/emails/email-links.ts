@@ -1,0 +1,62 @@
+import { Injectable, Module } from '@nestjs/common';
+import { EntityManager, In } from 'typeorm';
+import { chunks } from '../../database/chunks';
+import type { CleanRecord } from '../log-index/clean-record';
+import { Email } from './entities/email.entity';
+
+/** What a clean record of a message sent by HTTP carries of it. */
+export interface EmailLink {
+  emailId: string;
+  tags: Record<string, string>;
+  metadata: Record<string, string>;
+}
+
+/**
+ * Joins clean records to the messages of /api/v1/emails they belong to (resources.md "Clean
+ * log" `emailId`): the same company and Message-ID (made by the service, `<uuid@domain>`), and
+ * the same Postfix queue once the relay's answer named it. Kept apart from EmailsModule so the
+ * ingest can load it without the sending side.
+ */
+@Injectable()
+export class EmailLinks {
+  /** Sets `emailId` on the records that belong to a message, and answers each one's link by record id. */
+  async link(em: EntityManager, records: readonly CleanRecord[]): Promise<Map<string, EmailLink>> {
+    const links = new Map<string, EmailLink>();
+    const candidates = records.filter(
+      (r) => r.companyId !== null && r.messageId !== null && r.queueId !== null,
+    );
+    const messageIds = [...new Set(candidates.map((r) => r.messageId!))];
+    if (!messageIds.length) return links;
+    const emails: Email[] = [];
+    for (const part of chunks(messageIds)) {
+      emails.push(
+        ...(await em.find(Email, {
+          where: { messageId: In(part) },
+          select: { uuid: true, companyId: true, messageId: true, queueId: true, tags: true, metadata: true },
+        })),
+      );
+    }
+    if (!emails.length) return links;
+    const byMessage = new Map<string, Email[]>();
+    for (const email of emails)
+      byMessage.set(email.messageId, [...(byMessage.get(email.messageId) ?? []), email]);
+    for (const record of candidates) {
+      const email = byMessage
+        .get(record.messageId!)
+        ?.find(
+          (e) => e.companyId === record.companyId && (e.queueId === null || e.queueId === record.queueId),
+        );
+      if (!email) continue;
+      record.emailId = email.uuid;
+      links.set(record.id, { emailId: email.uuid, tags: email.tags, metadata: email.metadata });
+    }
+    return links;
+  }
+}
+
+/** EmailLinks alone, for the delivery records' rebuild. */
+@Module({
+  providers: [EmailLinks],
+  exports: [EmailLinks],
+})
+export class EmailLinksModule {}

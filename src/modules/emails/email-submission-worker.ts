@@ -1,0 +1,309 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EntityManager, In } from 'typeorm';
+import { AppConfig } from '../../config/app-config';
+import { SqlDialect } from '../../database/sql-dialect';
+import { TransactionService } from '../../database/transaction.service';
+import { senderDomainName } from '../attribution/sender-identity';
+import { SubmissionTokens } from '../relay-submission/submission-tokens';
+import { NewWebhookEvent, WebhookOutbox } from '../webhooks/webhook-outbox';
+import { EmailContent } from './email-content';
+import { EmailWork } from './email-work';
+import { Email, RejectedRecipient } from './entities/email.entity';
+import {
+  RelayRefusedError,
+  RelaySubmitter,
+  RelayUnavailableError,
+  SubmissionMessage,
+  SubmissionResult,
+} from './relay-submitter';
+
+/** Messages handed to the relay at once by one process. */
+const SUBMIT_CONCURRENCY = 20;
+/** How long a claimed message is the claimer's: past it (the process died) another takes it. */
+const CLAIM_MS = 5 * 60_000;
+const POLL_MS = 1_000;
+/** platform.md: the relay down or answering 4xx → tried again for 24 hours, then `failed`. */
+export const GIVE_UP_AFTER_MS = 86_400_000;
+const FIRST_RETRY_MS = 60_000;
+const LONGEST_RETRY_MS = 30 * 60_000;
+
+/** 1 minute, doubling, at most 30 minutes apart (platform.md "Sending by HTTP"). */
+export const retryDelayMs = (attempts: number): number =>
+  Math.min(LONGEST_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1));
+
+/** A claimed message with what its submission needs. */
+interface Claimed {
+  email: Email & { content: string | null };
+  relayUsername: string;
+}
+
+/**
+ * Hands the messages stored by /api/v1/emails to the relay (platform.md "Sending by HTTP"): SMTP
+ * to RELAY_SUBMIT_URL, authenticated as the company's relay username with a submission token, so
+ * the relay decides, signs, logs and counts them as it does every SMTP message. Runs in every
+ * process where RELAY_SUBMIT_URL is set; a message is claimed first (on PostgreSQL with SKIP
+ * LOCKED, so that replicas share the outbox), and only its claimer records the outcome.
+ */
+@Injectable()
+export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(EmailSubmissionWorker.name);
+  private submitter?: RelaySubmitter;
+  private readonly submissions = new Set<Promise<void>>();
+  private running = false;
+  private loop?: Promise<void>;
+  private wake?: () => void;
+  private pendingWake = false;
+
+  constructor(
+    private readonly transactions: TransactionService,
+    private readonly dialect: SqlDialect,
+    private readonly config: AppConfig,
+    private readonly tokens: SubmissionTokens,
+    private readonly webhooks: WebhookOutbox,
+    work: EmailWork,
+  ) {
+    work.onChange(() => this.nudge());
+  }
+
+  onApplicationBootstrap(): void {
+    const url = this.config.env.RELAY_SUBMIT_URL;
+    if (!url) return;
+    this.submitter = new RelaySubmitter({ url, logger: this.logger });
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.running = false;
+    this.nudge();
+    await this.loop;
+    await Promise.allSettled([...this.submissions]);
+    await this.submitter?.close();
+  }
+
+  /** Looks for work now rather than at the next poll. */
+  nudge(): void {
+    this.pendingWake = true;
+    this.wake?.();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      const free = SUBMIT_CONCURRENCY - this.submissions.size;
+      if (free > 0) {
+        try {
+          for (const claimed of await this.transactions.run((em) => this.claim(em, free))) {
+            const submission = this.submit(claimed)
+              .catch((e: unknown) => this.logger.error({ err: e }, 'A submission could not be recorded'))
+              .finally(() => {
+                this.submissions.delete(submission);
+                this.nudge();
+              });
+            this.submissions.add(submission);
+          }
+        } catch (e: unknown) {
+          this.logger.warn({ err: e }, 'Could not claim messages to submit; trying again shortly');
+        }
+      }
+      await this.idle();
+    }
+  }
+
+  private async idle(): Promise<void> {
+    if (this.pendingWake) {
+      this.pendingWake = false;
+      return;
+    }
+    const controller = new AbortController();
+    this.wake = () => controller.abort();
+    await sleep(POLL_MS, undefined, { signal: controller.signal }).catch(() => undefined);
+    this.wake = undefined;
+    this.pendingWake = false;
+  }
+
+  private async claim(em: EntityManager, free: number): Promise<Claimed[]> {
+    const now = new Date();
+    const claim = randomUUID();
+    const ids = await this.dialect.claimReady(em, Email, {
+      ready: "q.status IN ('queued', 'scheduled') AND q.next_attempt_at <= :now",
+      parameters: { now },
+      order: ['nextAttemptAt', 'id'],
+      total: free,
+      set: { claim, status: 'queued', nextAttemptAt: new Date(now.getTime() + CLAIM_MS) },
+    });
+    if (!ids.length) return [];
+    const emails = (await em
+      .createQueryBuilder(Email, 'email')
+      .addSelect('email.content')
+      .where({ id: In(ids), claim })
+      .getMany()) as Claimed['email'][];
+    const companies: Array<{ id: number | string; relay_username: string }> = await em
+      .createQueryBuilder()
+      .select(['c.id AS id', 'c.relay_username AS relay_username'])
+      .from('companies', 'c')
+      .where('c.id IN (:...ids)', { ids: [...new Set(emails.map((e) => e.companyId))] })
+      .getRawMany();
+    const usernames = new Map(companies.map((c) => [Number(c.id), c.relay_username]));
+    return emails.map((email) => ({ email, relayUsername: usernames.get(email.companyId)! }));
+  }
+
+  private async submit({ email, relayUsername }: Claimed): Promise<void> {
+    let result: SubmissionResult;
+    try {
+      const message = this.messageOf(email);
+      result = await this.submitter!.submit(
+        { user: relayUsername, pass: this.tokens.make(relayUsername) },
+        message,
+      );
+    } catch (e: unknown) {
+      if (e instanceof RelayUnavailableError) return this.retryLater(email, describe(e));
+      if (e instanceof RelayRefusedError) return this.fail(email, describe(e));
+      this.logger.error({ err: e, email: email.uuid }, 'Submission failed unexpectedly; trying again later');
+      return this.retryLater(email, 'the message could not be handed to the relay');
+    }
+    await this.submitted(email, result);
+  }
+
+  private messageOf(email: Claimed['email']): SubmissionMessage {
+    const content = JSON.parse(email.content ?? 'null') as EmailContent | null;
+    if (!content) throw new Error(`email ${email.uuid} has no content`);
+    const envelope = { from: email.envelopeFrom, to: email.accepted };
+    if (content.kind === 'raw') return { envelope, raw: Buffer.from(content.raw, 'base64') };
+    return {
+      envelope,
+      compose: {
+        from: email.from,
+        to: email.to,
+        cc: email.cc,
+        bcc: email.bcc,
+        ...(email.replyTo !== null && { replyTo: email.replyTo }),
+        subject: email.subject ?? '',
+        ...(content.text !== undefined && { text: content.text }),
+        ...(content.html !== undefined && { html: content.html }),
+        ...(content.headers && { headers: content.headers }),
+        attachments: (content.attachments ?? []).map((a) => ({
+          filename: a.filename,
+          content: Buffer.from(a.content, 'base64'),
+          ...(a.contentType !== undefined && { contentType: a.contentType }),
+          ...(a.contentId !== undefined && { contentId: a.contentId }),
+        })),
+        messageId: email.messageId,
+        date: email.createdAt,
+      },
+    };
+  }
+
+  /** The relay took it: kept as submitted with its queue id, an `email.queued` per recipient taken. */
+  private async submitted(email: Email, result: SubmissionResult): Promise<void> {
+    const refused = [...result.rejected, ...result.deferred];
+    const notTaken = new Set(refused.map((r) => r.email.toLowerCase()));
+    const accepted = email.accepted.filter((r) => !notTaken.has(r.toLowerCase()));
+    const rejected: RejectedRecipient[] = [
+      ...email.rejected,
+      ...refused.map((r) => ({ email: r.email, reason: r.response.slice(0, 300) })),
+    ];
+    const now = new Date();
+    await this.transactions.run(async (em) => {
+      const moved = await em.update(
+        Email,
+        { id: email.id, claim: email.claim! },
+        {
+          status: 'submitted',
+          submittedAt: now,
+          queueId: result.queueId,
+          relayResponse: result.response.slice(0, 500),
+          accepted,
+          rejected,
+          content: null,
+          claim: null,
+          nextAttemptAt: null,
+          attempts: email.attempts + 1,
+          lastError: null,
+        },
+      );
+      if (!moved.affected) return;
+      await this.webhooks.emit(
+        em,
+        accepted.map((to) => this.event(email, 'email.queued', to, now, { queueId: result.queueId })),
+      );
+    });
+  }
+
+  /** The relay cannot take it now: tried again later, or `failed` 24 hours after it was due. */
+  private async retryLater(email: Email, error: string): Promise<void> {
+    const due = email.scheduledAt ?? email.createdAt;
+    if (Date.now() - due.getTime() >= GIVE_UP_AFTER_MS) return this.fail(email, error);
+    const attempts = email.attempts + 1;
+    await this.transactions.run((em) =>
+      em.update(
+        Email,
+        { id: email.id, claim: email.claim! },
+        {
+          attempts,
+          lastError: error,
+          claim: null,
+          nextAttemptAt: new Date(Date.now() + retryDelayMs(attempts)),
+        },
+      ),
+    );
+  }
+
+  /** Given up: `failed`, with an `email.failed` per recipient it was meant for. */
+  private async fail(email: Email, error: string): Promise<void> {
+    const now = new Date();
+    await this.transactions.run(async (em) => {
+      const moved = await em.update(
+        Email,
+        { id: email.id, claim: email.claim! },
+        {
+          status: 'failed',
+          attempts: email.attempts + 1,
+          lastError: error,
+          claim: null,
+          nextAttemptAt: null,
+          content: null,
+        },
+      );
+      if (!moved.affected) return;
+      await this.webhooks.emit(
+        em,
+        email.accepted.map((to) => this.event(email, 'email.failed', to, now, { reason: error })),
+      );
+    });
+  }
+
+  private event(
+    email: Email,
+    type: 'email.queued' | 'email.failed',
+    to: string,
+    at: Date,
+    extra: Record<string, unknown>,
+  ): NewWebhookEvent {
+    const domain = senderDomainName(email.envelopeFrom);
+    return {
+      companyId: email.companyId,
+      type,
+      domain,
+      fact: `${email.uuid}\n${type}\n${to.toLowerCase()}`,
+      data: {
+        emailId: email.uuid,
+        messageId: email.messageId,
+        domain,
+        from: email.envelopeFrom,
+        to,
+        status: type === 'email.queued' ? 'queued' : 'failed',
+        at: at.toISOString(),
+        ...extra,
+        tags: email.tags,
+        metadata: email.metadata,
+      },
+    };
+  }
+}
+
+/** The relay's answer, or what went wrong when it gave none. */
+function describe(e: RelayUnavailableError | RelayRefusedError): string {
+  return (e.response ?? e.message).slice(0, 500);
+}
