@@ -13,7 +13,8 @@ import { toDateWindow } from '../../common/validation/date-filter';
 import { AppConfig } from '../../config/app-config';
 import { TransactionService } from '../../database/transaction.service';
 import type { ApiKey } from '../api-keys/entities/api-key.entity';
-import { senderDomainOf } from '../attribution/sender-identity';
+import { senderDomainName, senderDomainOf } from '../attribution/sender-identity';
+import { NewWebhookEvent, WebhookOutbox } from '../webhooks/webhook-outbox';
 import type { Company } from '../companies/entities/company.entity';
 import type { RelayStatus } from '../companies/relay-status';
 import { RelayDecisionService } from '../internal/relay-decision.service';
@@ -78,6 +79,7 @@ export class EmailsService {
     private readonly config: AppConfig,
     private readonly logIndex: LogIndex,
     private readonly work: EmailWork,
+    private readonly webhooks: WebhookOutbox,
   ) {}
 
   /** 503 when no relay is configured: the routes cannot send anything. */
@@ -171,10 +173,37 @@ export class EmailsService {
           Email,
           judged.map((j) => ({ ...j.row, content: JSON.stringify(j.content) })),
         );
+        await this.webhooks.emit(
+          em,
+          judged.flatMap((j) => this.rejectedEvents(j)),
+        );
       }
       await also(em);
       this.transactions.afterCommit(em, () => this.work.emit({ emails: judged.length }));
     });
+  }
+
+  /** An `email.rejected` per recipient refused before the message was stored (platform.md "Event types"). */
+  private rejectedEvents({ row }: Judged): NewWebhookEvent[] {
+    const domain = senderDomainName(row.envelopeFrom);
+    return (row.rejected ?? []).map(({ email, reason }) => ({
+      companyId: row.companyId!,
+      type: 'email.rejected' as const,
+      domain,
+      fact: `${row.uuid}\nemail.rejected\n${email.toLowerCase()}`,
+      data: {
+        emailId: row.uuid,
+        messageId: row.messageId,
+        domain,
+        from: row.envelopeFrom,
+        to: email,
+        status: 'rejected',
+        at: (row.createdAt ?? new Date()).toISOString(),
+        reason,
+        tags: row.tags,
+        metadata: row.metadata,
+      },
+    }));
   }
 
   async list(company: Company, q: ListEmailsQueryDto): Promise<Page<EmailDto>> {
