@@ -31,7 +31,17 @@ export class ChangeEvents<T> {
   }
 
   emit(change: T): void {
+    this.tellHere(change);
+    this.publishOnly(change);
+  }
+
+  /** This process's listeners only (a subclass that tells the others later, coalesced). */
+  protected tellHere(change: T): void {
     this.tell(change);
+  }
+
+  /** The other processes only. */
+  protected publishOnly(change: T): void {
     if (this.notices && this.channel) this.notices.publish(this.channel, change);
   }
 

@@ -179,7 +179,7 @@ export class EmailsService {
         );
       }
       await also(em);
-      this.transactions.afterCommit(em, () => this.work.emit({ emails: judged.length }));
+      if (judged.length) this.transactions.afterCommit(em, () => this.work.stored(judged.length));
     });
   }
 
