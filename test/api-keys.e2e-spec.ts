@@ -25,7 +25,8 @@ const OUT_OF_SCOPE = 'API key scope does not allow this route';
 
 /**
  * The customer routes a key opens, as platform.md's scope table says ("Using a key"): `read` keys
- * and `full` keys may call READ, only `full` keys WRITE. Every other bearer route refuses a key.
+ * and `full` keys may call READ, only `full` keys WRITE, `sending` and `full` keys SENDING, every key
+ * ANY_KEY. Every other bearer route refuses a key.
  */
 const READ = [
   'GET /api/v1/domains',
@@ -63,6 +64,25 @@ const WRITE = [
   'POST /api/v1/webhooks/:uuid/deliveries/:deliveryUuid/retry',
   'POST /api/v1/webhooks/:uuid/replay',
 ];
+/** Sending keys (and full ones) send, and cancel what they scheduled. */
+const SENDING = [
+  'POST /api/v1/emails',
+  'POST /api/v1/emails/batch',
+  'POST /api/v1/emails/raw',
+  'DELETE /api/v1/emails/:id',
+];
+const READ_ONLY_LIST = ['GET /api/v1/emails'];
+/** A message is read by any key of its company: its sender's and readers'. */
+const ANY_KEY = ['GET /api/v1/emails/:id'];
+
+/** The scopes that open a route; none for a route no key may call. */
+function scopesOpening(route: string): string[] {
+  if (READ.includes(route) || READ_ONLY_LIST.includes(route)) return ['read', 'full'];
+  if (WRITE.includes(route)) return ['full'];
+  if (SENDING.includes(route)) return ['sending', 'full'];
+  if (ANY_KEY.includes(route)) return ['read', 'sending', 'full'];
+  return [];
+}
 
 const keyBearer = (key: string): [string, string] => ['authorization', `Bearer ${key}`];
 
@@ -547,7 +567,8 @@ describe('API keys (platform.md "API keys")', () => {
             .map((r) => `${r.method} ${r.url}`),
         ),
       ].sort();
-      for (const listed of [...READ, ...WRITE]) expect(routes).toContain(listed);
+      for (const listed of [...READ, ...WRITE, ...SENDING, ...READ_ONLY_LIST, ...ANY_KEY])
+        expect(routes).toContain(listed);
       const problems: string[] = [];
       let bearerRoutes = 0;
       for (const route of routes) {
@@ -561,10 +582,10 @@ describe('API keys (platform.md "API keys")', () => {
             .http()
             [method.toLowerCase() as Method](path)
             .set(...keyBearer(key));
-          const opens = READ.includes(route) ? ['read', 'full'] : WRITE.includes(route) ? ['full'] : [];
+          const opens = scopesOpening(route);
           const expected = opens.includes(scope)
             ? 'past the guard'
-            : `403 ${READ.includes(route) || WRITE.includes(route) ? OUT_OF_SCOPE : USER_ONLY}`;
+            : `403 ${opens.length ? OUT_OF_SCOPE : USER_ONLY}`;
           const got =
             res.status === 401 || res.status === 403 ? `${res.status} ${res.body.msg}` : 'past the guard';
           if (got !== expected) problems.push(`${route} with a ${scope} key: ${got}, expected ${expected}`);
