@@ -46,6 +46,7 @@ function record(n: number, overrides: Partial<CleanRecord>): CleanRecord {
     events: [
       { at: new Date(base - n * 60_000).toISOString(), status: 'sent', dsn: '2.0.0', response: '250 Ok' },
     ],
+    emailId: null,
     ...overrides,
   };
 }

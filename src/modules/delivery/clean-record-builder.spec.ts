@@ -88,6 +88,7 @@ describe('buildQueuedRecord', () => {
           response: '250 2.0.0 Ok: queued as F12DF84004',
         },
       ],
+      emailId: null,
     });
   });
 
@@ -225,6 +226,7 @@ describe('buildRejectRecord', () => {
       events: [
         { at: at(10).toISOString(), status: 'rejected', dsn: '5.7.1', response: 'Relay access denied' },
       ],
+      emailId: null,
     });
   });
 });
@@ -294,6 +296,7 @@ describe('recordChanged', () => {
       firstSeenAt: at(-1),
       lastEventAt: at(99),
       events: [...built.events, { at: at(99).toISOString(), status: 'clicked', dsn: null, response: null }],
+      emailId: '0b6f1c5e-4a7d-4c1e-9a3b-2f7d0c9e8a11',
     };
     for (const field of Object.keys(other) as Array<keyof CleanRecord>) {
       expect([field, recordChanged(built, { ...built, [field]: other[field] })]).toEqual([field, true]);

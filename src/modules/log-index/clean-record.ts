@@ -52,7 +52,7 @@ export interface CleanRecord {
   lastEventAt: Date;
   events: CleanEvent[];
   /** The message of /api/v1/emails it belongs to (its uuid); null for SMTP mail. */
-  emailId?: string | null;
+  emailId: string | null;
 }
 
 /** Which records a report or a search covers: always a window on `lastEventAt`. */

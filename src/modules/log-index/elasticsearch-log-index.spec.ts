@@ -49,6 +49,7 @@ function record(overrides: Partial<CleanRecord> = {}): CleanRecord {
     firstSeenAt: new Date('2026-10-31T23:59:00Z'),
     lastEventAt: new Date('2026-11-01T00:01:00Z'),
     events: [{ at: '2026-11-01T00:01:00.000Z', status: 'sent', dsn: '2.0.0', response: '250 Ok' }],
+    emailId: null,
     ...overrides,
   };
 }

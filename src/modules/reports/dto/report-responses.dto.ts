@@ -69,6 +69,8 @@ export class CleanLogDto {
   firstSeenAt: Date;
   lastEventAt: Date;
   @ApiProperty({ type: [CleanEventDto] }) events: CleanEventDto[];
+  /** The message of `/api/v1/emails` it belongs to; null for SMTP mail. */
+  @ApiProperty({ type: String, format: 'uuid', nullable: true }) emailId: string | null;
 }
 
 export class LogsMetaDto {
