@@ -42,11 +42,12 @@ interface Attempted {
 
 /**
  * The deliveries an attempt may be made for: due, and no earlier event of the same record still
- * pending for the endpoint (SQL over the claim's alias `q`).
+ * pending for the endpoint (SQL over the claim's alias `q`). A record's first event (most are)
+ * has none before it: the look for one is skipped.
  */
-const READY = `q.status = 'pending' AND q.next_attempt_at <= :now AND NOT EXISTS (
+const READY = `q.status = 'pending' AND q.next_attempt_at <= :now AND (q.seq IS NULL OR q.seq <= 1 OR NOT EXISTS (
   SELECT 1 FROM webhook_deliveries p WHERE p.webhook_id = q.webhook_id AND p.record_id = q.record_id
-  AND p.seq < q.seq AND p.status = 'pending')`;
+  AND p.seq < q.seq AND p.status = 'pending'))`;
 
 /** Attempts recorded in one transaction at most. */
 const RECORD_BATCH = 500;
