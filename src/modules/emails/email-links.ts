@@ -25,7 +25,9 @@ export class EmailLinks {
     const candidates = records.filter(
       (r) => r.companyId !== null && r.messageId !== null && r.queueId !== null,
     );
-    const messageIds = [...new Set(candidates.map((r) => r.messageId!))];
+    // A record keeps the Message-ID without its angle brackets (as Postfix's parser gives it), a
+    // message as its header has it (`<uuid@domain>`, or a raw message's own): both spellings are looked up.
+    const messageIds = [...new Set(candidates.flatMap((r) => [r.messageId!, `<${r.messageId!}>`]))];
     if (!messageIds.length) return links;
     const emails: Email[] = [];
     for (const part of chunks(messageIds)) {
@@ -38,11 +40,13 @@ export class EmailLinks {
     }
     if (!emails.length) return links;
     const byMessage = new Map<string, Email[]>();
-    for (const email of emails)
-      byMessage.set(email.messageId, [...(byMessage.get(email.messageId) ?? []), email]);
+    for (const email of emails) {
+      const bare = bareMessageId(email.messageId);
+      byMessage.set(bare, [...(byMessage.get(bare) ?? []), email]);
+    }
     for (const record of candidates) {
       const email = byMessage
-        .get(record.messageId!)
+        .get(bareMessageId(record.messageId!))
         ?.find(
           (e) => e.companyId === record.companyId && (e.queueId === null || e.queueId === record.queueId),
         );
@@ -52,6 +56,11 @@ export class EmailLinks {
     }
     return links;
   }
+}
+
+/** A Message-ID as clean records keep it: without the angle brackets of its header. */
+export function bareMessageId(messageId: string): string {
+  return messageId.replace(/^<(.*)>$/s, '$1');
 }
 
 /** EmailLinks alone, for the delivery records' rebuild. */

@@ -37,6 +37,7 @@ import {
   parseAddresses,
   withMessageId,
 } from './email-content';
+import { bareMessageId } from './email-links';
 import { EmailWork } from './email-work';
 import { Email, RejectedRecipient } from './entities/email.entity';
 
@@ -368,7 +369,11 @@ export class EmailsService {
   /** The message's clean records by recipient: its Message-ID, its company, and its queue when known. */
   private async recordsOf(email: Email) {
     const located = await this.logIndex.locate(
-      email.accepted.map((recipient) => ({ recipient, messageId: email.messageId })),
+      // Records keep recipients lower-cased and the Message-ID without its angle brackets.
+      email.accepted.map((recipient) => ({
+        recipient: recipient.toLowerCase(),
+        messageId: bareMessageId(email.messageId),
+      })),
     );
     const ids = located
       .filter((l) => l.companyId === email.companyId && (!email.queueId || l.queueId === email.queueId))
