@@ -217,8 +217,11 @@ export class EmailsService {
     if (window.toExclusive) qb.andWhere('email.createdAt < :to', { to: window.toExclusive });
     if (q.tag) {
       const [name, value] = q.tag.split(':');
-      // Tags are stored as JSON text; names and values are [A-Za-z0-9_-], so the pair is one exact substring.
-      qb.andWhere('email.tags LIKE :tag', { tag: `%${JSON.stringify({ [name]: value }).slice(1, -1)}%` });
+      // Tags are stored as JSON text; names and values are [A-Za-z0-9_-], so the pair is one exact
+      // substring. Not LIKE: `_` is its wildcard, and SQLite's LIKE ignores case; REPLACE is exact on both.
+      qb.andWhere("REPLACE(email.tags, :tag, '') <> email.tags", {
+        tag: JSON.stringify({ [name]: value }).slice(1, -1),
+      });
     }
     const [items, total] = await qb
       .orderBy('email.createdAt', 'DESC')
