@@ -7,8 +7,6 @@ import { BadRequestError, ConflictError, NotFoundError } from '../../common/erro
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { AppConfig } from '../../config/app-config';
 import { isUniqueViolation } from '../../database/database-errors';
-import { EntityRowReader } from '../../database/entity-row-reader';
-import { PreparedRead } from '../../database/prepared-read';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
@@ -16,6 +14,7 @@ import { Job } from '../jobs/job.decorator';
 import { Notifier } from '../notifications/notifier';
 import { CompanyMembersService } from '../users/company-members.service';
 import type { Company } from '../companies/entities/company.entity';
+import { CompanyDomainPages } from './company-domain-pages';
 import { DkimKeyPairs } from './dkim-key-pairs';
 import { lostSpfOrDkim, passes, recordsToPublish } from './dns-records';
 import { DomainDnsChecker } from './domain-dns-checker';
@@ -51,31 +50,10 @@ export class DomainsService {
     private readonly members: CompanyMembersService,
     private readonly webhooks: WebhookOutbox,
   ) {
-    const dataSource = domains.manager.connection;
-    this.row = new EntityRowReader(dataSource, Domain, 'd');
-    const page = (name: string, where: string) =>
-      new PreparedRead(
-        dataSource,
-        transactions,
-        name,
-        `SELECT ${this.row.selectList()}, COUNT(*) OVER () FROM domains d WHERE ${where} ` +
-          'ORDER BY d.created_at DESC, d.id DESC LIMIT ? OFFSET ?',
-      );
-    const count = (name: string, where: string) =>
-      new PreparedRead(dataSource, transactions, name, `SELECT COUNT(*) FROM domains d WHERE ${where}`);
-    this.domainPage = {
-      all: page('domains_of_company', 'd.company_id = ?'),
-      byStatus: page('domains_of_company_by_status', 'd.company_id = ? AND d.status = ?'),
-    };
-    this.domainCount = {
-      all: count('domains_of_company_count', 'd.company_id = ?'),
-      byStatus: count('domains_of_company_by_status_count', 'd.company_id = ? AND d.status = ?'),
-    };
+    this.pages = new CompanyDomainPages(domains.manager.connection, transactions);
   }
 
-  private readonly row: EntityRowReader<Domain>;
-  private readonly domainPage: Record<'all' | 'byStatus', PreparedRead>;
-  private readonly domainCount: Record<'all' | 'byStatus', PreparedRead>;
+  private readonly pages: CompanyDomainPages;
 
   async add(companyId: number, input: string): Promise<DomainDto> {
     const normalised = normaliseDomainName(input);
@@ -126,19 +104,17 @@ export class DomainsService {
 
   /**
    * One company's domains, newest first: the customer route, which an API key may call as often
-   * as its rate limit lets it. One prepared statement gives the page and the total (a second one
-   * counts only when the page is past the end).
+   * as its rate limit lets it (CompanyDomainPages: on PostgreSQL the pages asked for at the same
+   * moment share one statement).
    */
   async listOfCompany(company: Company, q: ListDomainsQueryDto): Promise<Page<DomainDto>> {
-    const which = q.status ? 'byStatus' : 'all';
-    const filter = q.status ? [company.id, q.status] : [company.id];
-    const rows = await this.domainPage[which].all([...filter, q.limit, skipFor(q.page, q.limit)]);
-    const total =
-      rows.length > 0
-        ? Number(rows[0][this.row.width])
-        : Number((await this.domainCount[which].all(filter))[0][0]);
-    const items = rows.map((row) => {
-      const domain = this.row.read(row);
+    const { domains, total } = await this.pages.read({
+      companyId: company.id,
+      status: q.status,
+      limit: q.limit,
+      offset: skipFor(q.page, q.limit),
+    });
+    const items = domains.map((domain) => {
       domain.company = company;
       return DomainDto.from(domain);
     });
