@@ -1,4 +1,4 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
@@ -167,6 +167,29 @@ export function stopPostfix(): void {
   rmSync(current.logFile, { force: true });
 }
 
+/**
+ * Stops the running instance's daemons (`postfix stop`: master and its smtpd processes, so open
+ * connections close) and resolves once nothing listens on its port; its folder, queue and log file
+ * stay for `resumePostfix`. Asynchronous: a relay agent in this very process keeps answering.
+ */
+export async function pausePostfix(): Promise<void> {
+  const current = instance;
+  if (!current?.started) throw new Error('no Postfix instance runs: call startPostfix first');
+  await run('postfix', ['-c', current.configDir, 'stop']);
+  current.started = false;
+  await waitForPort(current.port, false);
+}
+
+/** Starts a paused instance again, on the same port with the same queue and log file. */
+export async function resumePostfix(): Promise<void> {
+  const current = instance;
+  if (!current) throw new Error('no Postfix instance: call startPostfix first');
+  if (current.started) return;
+  await run('postfix', ['-c', current.configDir, 'start']);
+  current.started = true;
+  await waitForPort(current.port);
+}
+
 /** Asks the instance to deliver its queue now instead of at its next scan. */
 export function flushQueue(): void {
   if (instance) spawnSync('postqueue', ['-c', instance.configDir, '-f']);
@@ -226,7 +249,7 @@ function freePort(): Promise<number> {
   });
 }
 
-async function waitForPort(port: number): Promise<void> {
+async function waitForPort(port: number, listening = true): Promise<void> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     const open = await new Promise<boolean>((resolve) => {
@@ -237,10 +260,11 @@ async function waitForPort(port: number): Promise<void> {
       });
       socket.once('error', () => resolve(false));
     });
-    if (open) return;
-    if (Date.now() > deadline) throw new Error(`Postfix does not listen on port ${port}`);
-    // A peer: Postfix's master daemon, detached by `postfix start`, tells no one when it listens;
-    // trying to connect is the only way to know, every 200 ms until it accepts.
+    if (open === listening) return;
+    if (Date.now() > deadline)
+      throw new Error(`Postfix ${listening ? 'does not listen' : 'still listens'} on port ${port}`);
+    // A peer: Postfix's master daemon, detached by `postfix start`, tells no one when it listens
+    // (or, stopped, when its children are gone); trying to connect is the only way to know, every 200 ms.
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -268,4 +292,15 @@ export function machinePostfixState(): {
     queued,
     running: spawnSync('postfix', ['status'], { stdio: 'ignore' }).status === 0,
   };
+}
+
+/** Runs a command to its end without blocking the event loop; rejects with its output when it fails. */
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, (error, stdout, stderr) =>
+      error
+        ? reject(new Error(`${command} ${args.join(' ')}: ${error.message}\n${stdout}${stderr}`))
+        : resolve(),
+    );
+  });
 }
