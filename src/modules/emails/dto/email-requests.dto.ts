@@ -89,8 +89,9 @@ const checkTags = (entries: Array<[string, unknown]>): string | null => {
 const checkMetadata = (entries: Array<[string, unknown]>): string | null => {
   for (const [name, value] of entries)
     if (typeof value !== 'string') return `${name.slice(0, 80)} must be a string`;
-  return JSON.stringify(Object.fromEntries(entries)).length > MAX_METADATA_JSON
-    ? `at most ${MAX_METADATA_JSON} characters as JSON`
+  // 2 KB: bytes of its UTF-8 JSON, not characters (one character may take up to 4).
+  return Buffer.byteLength(JSON.stringify(Object.fromEntries(entries)), 'utf8') > MAX_METADATA_JSON
+    ? `at most ${MAX_METADATA_JSON} bytes as JSON`
     : null;
 };
 
