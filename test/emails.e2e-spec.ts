@@ -1077,7 +1077,7 @@ describe('Sending by HTTP (platform.md "Sending by HTTP")', () => {
         await until(async () => (row = await rowOf(id)).attempts === 1, 'the first attempt failed', WITHIN);
         const after = Date.now();
         expect(row).toMatchObject({ status: 'queued', claim: null, submittedAt: null, queueId: null });
-        expect(row.lastError).toMatch(/^The relay is unreachable \(ECONNREFUSED\)/);
+        expect(row.lastError).toMatch(/^The relay is unreachable \((ECONNREFUSED|ECONNECTION)\): /);
         expect(row.content).not.toBeNull();
         // platform.md: tried again in 1 minute, then doubling.
         expect(row.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(before + 60_000);
@@ -1150,7 +1150,7 @@ describe('Sending by HTTP (platform.md "Sending by HTTP")', () => {
         );
         const row = await reaches(id, 'failed');
         expect(row).toMatchObject({ attempts: 2, content: null, nextAttemptAt: null, claim: null });
-        expect(row.lastError).toMatch(/^The relay is unreachable \(ECONNREFUSED\)/);
+        expect(row.lastError).toMatch(/^The relay is unreachable \((ECONNREFUSED|ECONNECTION)\): /);
         const failed = await events(id, 'email.failed', 2);
         expect(failed.map((e) => [e.data.to, e.data.reason, e.data.tags])).toEqual([
           ['ana@example.net', row.lastError, { campaign: 'late' }],
