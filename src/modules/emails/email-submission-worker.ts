@@ -190,7 +190,7 @@ export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicat
           ...(a.contentId !== undefined && { contentId: a.contentId }),
         })),
         messageId: email.messageId,
-        date: email.createdAt,
+        date: email.scheduledAt ?? email.createdAt,
       },
     };
   }
