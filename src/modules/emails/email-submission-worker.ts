@@ -20,7 +20,12 @@ import {
 } from './relay-submitter';
 
 /** Messages handed to the relay at once by one process. */
-const SUBMIT_CONCURRENCY = 20;
+const SUBMIT_CONCURRENCY = 50;
+/**
+ * The least time between two claims: each is a statement and a read of what it took, so while
+ * messages keep coming (each one wakes the worker) they are taken by the batch, not one by one.
+ */
+const CLAIM_INTERVAL_MS = 50;
 /** How long a claimed message is the claimer's: past it (the process died) another takes it. */
 const CLAIM_MS = 5 * 60_000;
 const POLL_MS = 1_000;
@@ -92,6 +97,7 @@ export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicat
   private async run(): Promise<void> {
     while (this.running) {
       const free = SUBMIT_CONCURRENCY - this.submissions.size;
+      const claimedAt = Date.now();
       if (free > 0) {
         try {
           for (const claimed of await this.transactions.run((em) => this.claim(em, free))) {
@@ -108,6 +114,8 @@ export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicat
         }
       }
       await this.idle();
+      const early = claimedAt + CLAIM_INTERVAL_MS - Date.now();
+      if (early > 0 && this.running) await sleep(early);
     }
   }
 

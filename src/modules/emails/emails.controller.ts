@@ -85,7 +85,7 @@ export class EmailsController {
         { route: 'send', body: dto },
         async (keep) => {
           const judged = await this.emails.judgeMessage(sender, dto);
-          await this.emails.store([judged], (em) => keep(em, judged.answer));
+          await this.emails.store([judged], keep && ((em) => keep(em, judged.answer)));
           return { status: 202, data: judged.answer };
         },
       ),
@@ -138,7 +138,7 @@ export class EmailsController {
             }
           }
           const data = { items };
-          await this.emails.store(judged, (em) => keep(em, data));
+          await this.emails.store(judged, keep && ((em) => keep(em, data)));
           return { status: 202, data };
         },
       ),
@@ -175,7 +175,7 @@ export class EmailsController {
       reply,
       await this.idempotency.run<SentEmailDto>(company.id, key, { route: 'raw', body: dto }, async (keep) => {
         const judged = await this.emails.judgeRaw(sender, dto);
-        await this.emails.store([judged], (em) => keep(em, judged.answer));
+        await this.emails.store([judged], keep && ((em) => keep(em, judged.answer)));
         return { status: 202, data: judged.answer };
       }),
     );

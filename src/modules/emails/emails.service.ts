@@ -11,6 +11,7 @@ import {
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { toDateWindow } from '../../common/validation/date-filter';
 import { AppConfig } from '../../config/app-config';
+import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import type { ApiKey } from '../api-keys/entities/api-key.entity';
 import { senderDomainName, senderDomainOf } from '../attribution/sender-identity';
@@ -76,6 +77,7 @@ export class EmailsService {
   constructor(
     @InjectRepository(Email) private readonly emails: Repository<Email>,
     private readonly transactions: TransactionService,
+    private readonly dialect: SqlDialect,
     private readonly relayDecision: RelayDecisionService,
     private readonly config: AppConfig,
     private readonly logIndex: LogIndex,
@@ -166,22 +168,24 @@ export class EmailsService {
     );
   }
 
-  /** Stores judged messages and, in the same transaction, whatever `also` keeps (the idempotent answer). */
-  async store(judged: readonly Judged[], also: (em: EntityManager) => Promise<void>): Promise<void> {
-    await this.transactions.run(async (em) => {
-      if (judged.length) {
-        await em.insert(
-          Email,
-          judged.map((j) => ({ ...j.row, content: JSON.stringify(j.content) })),
-        );
-        await this.webhooks.emit(
-          em,
-          judged.flatMap((j) => this.rejectedEvents(j)),
-        );
-      }
-      await also(em);
-      if (judged.length) this.transactions.afterCommit(em, () => this.work.stored(judged.length));
-    });
+  /**
+   * Stores judged messages with their `email.rejected` events and, in the same transaction,
+   * whatever `also` keeps (the idempotent answer); a message with neither is one INSERT, which
+   * needs no transaction of its own.
+   */
+  async store(judged: readonly Judged[], also: ((em: EntityManager) => Promise<void>) | null): Promise<void> {
+    const rows = judged.map((j) => ({ ...j.row, content: JSON.stringify(j.content) }));
+    const events = judged.flatMap((j) => this.rejectedEvents(j));
+    if (also === null && events.length === 0) {
+      if (rows.length) await this.dialect.insertMany(this.emails.manager, Email, rows, 'ignore');
+    } else {
+      await this.transactions.run(async (em) => {
+        if (rows.length) await this.dialect.insertMany(em, Email, rows, 'ignore');
+        await this.webhooks.emit(em, events);
+        await also?.(em);
+      });
+    }
+    if (rows.length) this.work.stored(rows.length);
   }
 
   /** An `email.rejected` per recipient refused before the message was stored (platform.md "Event types"). */

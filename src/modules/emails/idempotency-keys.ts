@@ -39,15 +39,16 @@ export class IdempotencyKeys {
 
   /**
    * Runs `handle` once per company, key and request: `handle` gets `keep`, to call inside the
-   * transaction that stores what it made, with the answer. Without a key, `handle` just runs.
+   * transaction that stores what it made, with the answer. Without a key, `handle` just runs
+   * (and gets null: there is nothing to keep).
    */
   async run<T>(
     companyId: number,
     key: string | undefined,
     request: { route: string; body: unknown },
-    handle: (keep: (em: EntityManager, data: T) => Promise<void>) => Promise<IdempotentAnswer<T>>,
+    handle: (keep: ((em: EntityManager, data: T) => Promise<void>) | null) => Promise<IdempotentAnswer<T>>,
   ): Promise<IdempotentAnswer<T>> {
-    if (key === undefined) return handle(async () => {});
+    if (key === undefined) return handle(null);
     if (!PRINTABLE.test(key)) {
       throw new BadRequestError('Idempotency-Key must be 1 to 256 printable characters');
     }
