@@ -21,9 +21,15 @@
  * default 5), BENCH_CONNECTIONS (default 50), BENCH_LOG_LEVEL (default warn), BENCH_NODE_ARGS
  * and BENCH_AGENT_NODE_ARGS (flags for the service's and the agent's node, e.g.
  * "--cpu-prof --cpu-prof-dir=/tmp/prof", or "-r ./bench/stall-watch.cjs" for the stacks of the
- * service's event-loop stalls), BENCH_ONLY (comma-separated among `api-key` and `webhooks`: only
- * those rows, beside the token verification and the /health/live ceiling their ratio needs; the
- * other phases are skipped and bench/results/latest.json is left as it was).
+ * service's event-loop stalls), BENCH_ONLY (comma-separated among `api-key`, `webhooks` and
+ * `emails`: only those rows, beside the token verification and the /health/live ceiling their
+ * ratio needs; the other phases are skipped and bench/results/latest.json is left as it was).
+ *
+ * Sending by HTTP (`emails`) needs Postfix and swaks (and root, for a private Postfix instance):
+ * the service starts with RELAY_SUBMIT_URL at a port the bench holds until the row starts Postfix
+ * there, with the built relay agent beside it; without them the row says why it was skipped.
+ * BENCH_EMAILS_HANDOVER (messages of the hand-over runs, default 2,000), BENCH_SWAKS_PROCESSES
+ * (default 20) and BENCH_SMTP_SOURCE_SESSIONS (default 50) tune it.
  */
 import autocannon from 'autocannon';
 import * as jwt from 'jsonwebtoken';
@@ -43,6 +49,17 @@ import { findOpenDkim, startOpenDkim } from './lib/opendkim';
 import { measureHostileClients, QUALITY_HOSTILE_LOAD } from './lib/agent-hostile-clients';
 import { measureAgentStarts, startRelayAgent } from './lib/relay-agent';
 import { readKeys } from './lib/api-keys';
+import {
+  BUDGET_ACCEPTED_PER_SECOND,
+  EMAILS_CANCEL_PHASE,
+  EMAILS_SETUP_PHASE,
+  EMAILS_SWAKS_PHASE,
+  EmailFigures,
+  emailsBenchAvailable,
+  HeldPort,
+  holdPort,
+  measureEmails,
+} from './lib/emails';
 import {
   ANALYZE_PHASE,
   BUDGET_DELIVERIES_PER_SECOND,
@@ -74,6 +91,8 @@ const LOG_SHIPPER_API_KEY = `bench-shipper-${randomBytes(24).toString('hex')}`;
 const WEBHOOK_USER = 'bench-provider';
 const WEBHOOK_PASSWORD = `bench-webhook-${randomBytes(24).toString('hex')}`;
 const METRICS_TOKEN = `bench-metrics-${randomBytes(24).toString('hex')}`;
+/** The service's and the relay agent's RELAY_SUBMIT_SECRET (sending by HTTP). */
+const RELAY_SUBMIT_SECRET = `bench-submit-${randomBytes(24).toString('hex')}`;
 /**
  * Connections asking relay-status while the export and the batches of one queue run (quality.md
  * gives no number): a steady stream of relay decisions, not a second saturating load.
@@ -82,9 +101,17 @@ const HEAVY_RELAY_CONNECTIONS = 10;
 /** Phases in which the bench works on the database and the service only waits: not HTTP runs. */
 const IDLE_RELAY_SEED = 'seeding companies and suppression entries (the bench writes, the service idles)';
 const IDLE_AGENT = "the relay agent's runs (the service idles)";
-const IDLE_PHASES = [IDLE_RELAY_SEED, IDLE_AGENT, SEEDING_PHASE, ANALYZE_PHASE];
+const IDLE_PHASES = [
+  IDLE_RELAY_SEED,
+  IDLE_AGENT,
+  SEEDING_PHASE,
+  ANALYZE_PHASE,
+  EMAILS_SETUP_PHASE,
+  EMAILS_CANCEL_PHASE,
+  EMAILS_SWAKS_PHASE,
+];
 /** BENCH_ONLY: the phases run alone (with the ceiling), or every phase when empty. */
-const ONLY_PHASES = ['api-key', 'webhooks'] as const;
+const ONLY_PHASES = ['api-key', 'webhooks', 'emails'] as const;
 const ONLY = (process.env.BENCH_ONLY ?? '')
   .split(',')
   .map((phase) => phase.trim())
@@ -637,6 +664,105 @@ function webhookFigures(hooks: WebhookFigures, kind: BenchDatabase['kind']): Fig
   ];
 }
 
+/**
+ * quality.md's sending-by-HTTP row: accepted/s and p99 at 50 connections (the budgets are
+ * PostgreSQL's: information only on SQLite), the p99 with the posts paced at the budget's rate, the
+ * worker's hand-over to Postfix beside swaks' (the ratio) and smtp-source's.
+ */
+function emailFigures(run: EmailFigures | { skipped: string }, kind: BenchDatabase['kind']): Figure[] {
+  const skipped = 'skipped' in run ? `skipped: ${run.skipped}` : undefined;
+  const r = 'skipped' in run ? undefined : run;
+  const pg = (budget: NonNullable<Figure['budget']>) => (kind === 'postgres' ? budget : null);
+  const onSqlite = (text: string) => (kind === 'postgres' ? '' : `PostgreSQL budget ${text}; `);
+  const cpu = (micros: number | null | undefined, what: string) =>
+    micros === null || micros === undefined ? '' : `; service CPU ${fmt(micros)} µs ${what}`;
+  const meanwhile = (p: EmailFigures['accept']) =>
+    `the worker handing them to Postfix meanwhile: ${fmt(p.backlogAtEnd)} of the ${fmt(p.stored)} stored still waiting when the posts ended, all handed over ${fmt(p.drainSeconds, 1)} s later`;
+  const source = r && ('skipped' in r.smtpSource ? undefined : r.smtpSource);
+  return [
+    figure(
+      'emails-accepted',
+      `POST /api/v1/emails, one recipient, ${CONNECTIONS} connections, relay configured: accepted (stored)`,
+      r?.accept.acceptedPerSecond ?? null,
+      'msg/s',
+      pg({ op: '>=', limit: BUDGET_ACCEPTED_PER_SECOND }),
+      skipped ??
+        `${onSqlite(`≥ ${BUDGET_ACCEPTED_PER_SECOND} msg/s`)}${fmt(r!.accept.requests)} in ${fmt(r!.accept.durationS)} s, one connection per company (${r!.companies}) with its sending key; ` +
+          meanwhile(r!.accept) +
+          cpu(r!.accept.serviceCpuMicrosPerRequest, 'a request (its share of the worker included)'),
+    ),
+    figure(
+      'emails-accepted-p99',
+      `POST /api/v1/emails p99 at ${CONNECTIONS} connections`,
+      r?.accept.latencyMs.p99 ?? null,
+      'ms',
+      pg({ op: '<=', limit: 50 }),
+      skipped ??
+        `${onSqlite('≤ 50 ms')}p50 ${fmt(r!.accept.latencyMs.p50)} ms, p90 ${fmt(r!.accept.latencyMs.p90)} ms, max ${fmt(r!.accept.latencyMs.max)} ms`,
+    ),
+    figure(
+      'emails-accepted-deferred',
+      'POST /api/v1/emails scheduled an hour ahead (the HTTP path alone, nothing to hand over)',
+      r?.deferred.acceptedPerSecond ?? null,
+      'msg/s',
+      null,
+      skipped ??
+        `p50 ${fmt(r!.deferred.latencyMs.p50)} ms, p90 ${fmt(r!.deferred.latencyMs.p90)} ms, p99 ${fmt(r!.deferred.latencyMs.p99)} ms, max ${fmt(r!.deferred.latencyMs.max)} ms at ${CONNECTIONS} connections` +
+          cpu(r!.deferred.serviceCpuMicrosPerRequest, 'a request'),
+    ),
+    figure(
+      'emails-accepted-p99-paced',
+      `POST /api/v1/emails p99 paced at ${BUDGET_ACCEPTED_PER_SECOND} msg/s over ${CONNECTIONS} connections`,
+      r?.paced.latencyMs.p99 ?? null,
+      'ms',
+      null,
+      skipped ??
+        `${fmt(r!.paced.acceptedPerSecond)} msg/s reached; p50 ${fmt(r!.paced.latencyMs.p50)} ms, p90 ${fmt(r!.paced.latencyMs.p90)} ms, max ${fmt(r!.paced.latencyMs.max)} ms; ` +
+          meanwhile(r!.paced) +
+          cpu(r!.paced.serviceCpuMicrosPerRequest, 'a request'),
+    ),
+    figure(
+      'emails-handover',
+      "sending by HTTP: the service's worker handing stored messages to Postfix (AUTH with submission tokens)",
+      r?.service.perSecond ?? null,
+      'msg/s',
+      null,
+      skipped ??
+        `${fmt(r!.service.messages)} messages made due at once, handed over in ${fmt(r!.service.seconds, 1)} s` +
+          cpu(r!.service.serviceCpuMicrosPerMessage, 'a message') +
+          `; ${r!.service.connectionsAtEnd} connections to Postfix open at the end; Postfix ${r!.postfix.version} (default_process_limit ${r!.postfix.processLimit}), the relay agent beside it (policy, SMTP AUTH, DKIM milter), next hop the discard transport`,
+    ),
+    figure(
+      'emails-handover-swaks',
+      'swaks submitting the same messages to the same Postfix and agent, same credentials',
+      r?.swaks.perSecond ?? null,
+      'msg/s',
+      null,
+      skipped ??
+        `${fmt(r!.swaks.messages)} messages in ${fmt(r!.swaks.seconds, 1)} s, ${r!.swaks.processes} swaks processes at a time (smtp-source cannot AUTH), a connection each, AUTH PLAIN as the company's relay username with a submission token`,
+    ),
+    figure(
+      'emails-handover-ratio',
+      "sending by HTTP: the worker's hand-over ratio to swaks'",
+      r ? r.service.perSecond / r.swaks.perSecond : null,
+      'ratio',
+      { op: '>=', limit: 0.8 },
+      skipped,
+    ),
+    figure(
+      'emails-handover-smtp-source',
+      'smtp-source, the same number of messages without AUTH (the company by its network), sessions kept open',
+      source?.perSecond ?? null,
+      'msg/s',
+      null,
+      skipped ??
+        (source
+          ? `${fmt(source.messages)} in ${fmt(source.seconds, 1)} s over ${source.sessions} sessions: what Postfix and the agent take from a client that costs next to nothing; the worker's ratio to it ${fmt(r.service.perSecond / source.perSecond, 2)}`
+          : (r!.smtpSource as { skipped: string }).skipped),
+    ),
+  ];
+}
+
 const tableHeader = (machine: { date: string; node: string; cpus: number; cpuModel: string }, kind: string) =>
   `bench ${machine.date} · node ${machine.node} · ${machine.cpus} CPUs (${machine.cpuModel}) · ` +
   `database ${kind} · LOG_LEVEL=${LOG_LEVEL} · ${CONNECTIONS} connections, ${DURATION_S} s per route, ` +
@@ -697,6 +823,10 @@ async function main(): Promise<void> {
 
   const db = await benchDatabase();
   let service: RunningService | undefined;
+  // Sending by HTTP: the port of RELAY_SUBMIT_URL, held until the row starts Postfix on it.
+  const emailsRow = !ONLY.length || ONLY.includes('emails');
+  const emailsAvailable = emailsRow ? emailsBenchAvailable() : undefined;
+  const relayPort: HeldPort | undefined = emailsAvailable?.ok ? await holdPort() : undefined;
   try {
     console.log(`starting dist/main.js on ${db.kind}…`);
     service = await startService({
@@ -722,7 +852,26 @@ async function main(): Promise<void> {
       MAIL_PROVIDER_WEBHOOK_USER: WEBHOOK_USER,
       MAIL_PROVIDER_WEBHOOK_PASSWORD: WEBHOOK_PASSWORD,
       METRICS_TOKEN,
+      ...(relayPort && {
+        RELAY_SUBMIT_URL: `smtp://127.0.0.1:${relayPort.port}`,
+        RELAY_SUBMIT_SECRET,
+      }),
     });
+    /** quality.md's sending-by-HTTP row, or why it was skipped. */
+    const sendByHttp = async (): Promise<EmailFigures | { skipped: string }> => {
+      if (!relayPort)
+        return { skipped: emailsAvailable && !emailsAvailable.ok ? emailsAvailable.why : 'not run' };
+      return measureEmails(service!, watch, db, {
+        tokens,
+        encryptionKey: ENCRYPTION_KEY,
+        submitSecret: RELAY_SUBMIT_SECRET,
+        relayPort,
+        agentEnv: { NODE_ENV: 'development', LOG_LEVEL, ...db.env, ...SECRETS, ENCRYPTION_KEY },
+        connections: CONNECTIONS,
+        seconds: DURATION_S,
+        warmupS: WARMUP_S,
+      });
+    };
     // The service's event-loop delay and RSS, phase by phase, from the first request on.
     const watch = new ServiceWatch(service);
     await watch.start();
@@ -743,6 +892,8 @@ async function main(): Promise<void> {
         );
         only.push(apiKeyFigure(await measureApiKeyRead(service, tokens), live));
       }
+      // Before the webhooks: their endpoints would get the worker's email.queued events.
+      if (ONLY.includes('emails')) only.push(...emailFigures(await sendByHttp(), db.kind));
       if (ONLY.includes('webhooks')) {
         const hooks = await measureWebhooks(service, watch, db, {
           tokens,
@@ -844,6 +995,7 @@ async function main(): Promise<void> {
     console.log('hostile 1 MB bodies, each refused 10 times in a row…');
     const hostile = await measureHostileBodies(service);
     await watch.mark('hostile bodies');
+    const emails = await sendByHttp();
     // Last: from here on the companies' sent mail makes webhook events.
     const hooks = await measureWebhooks(service, watch, db, { tokens, logShipperKey: LOG_SHIPPER_API_KEY });
     watch.stop();
@@ -943,6 +1095,7 @@ async function main(): Promise<void> {
         { op: '>=', limit: 20_000 },
         `${fmt(delivery.waitingEventsApplied)} waiting events applied as their lines came`,
       ),
+      ...emailFigures(emails, db.kind),
       ...webhookFigures(hooks, db.kind),
       figure(
         'report-summary-p95',
@@ -1038,6 +1191,7 @@ async function main(): Promise<void> {
         http: { live, me, apiKeyRead: keyRead, relay, relayCold, relayByAddress },
         delivery,
         webhooks: hooks,
+        emails,
         relayAgent: agent,
         hostileBodies: hostile,
         phases: watch.phases,
@@ -1055,6 +1209,7 @@ async function main(): Promise<void> {
     console.log(`\nwritten to bench/results/latest.json`);
   } finally {
     await service?.stop();
+    await relayPort?.release();
     await db.drop();
   }
 }
