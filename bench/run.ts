@@ -29,7 +29,8 @@
  * the service starts with RELAY_SUBMIT_URL at a port the bench holds until the row starts Postfix
  * there, with the built relay agent beside it; without them the row says why it was skipped.
  * BENCH_EMAILS_HANDOVER (messages of the hand-over runs, default 2,000), BENCH_SWAKS_PROCESSES
- * (default 20) and BENCH_SMTP_SOURCE_SESSIONS (default 50) tune it.
+ * (default 20), BENCH_SMTP_SOURCE_SESSIONS (default 50) and BENCH_POSTFIX_PROCESS_LIMIT (its
+ * default_process_limit, default 400; Postfix's own is 100) tune it.
  */
 import autocannon from 'autocannon';
 import * as jwt from 'jsonwebtoken';

@@ -608,7 +608,7 @@ async function startBenchPostfix(port: number, agent: RunningAgent): Promise<Ben
   };
   // Room for every connection the worker's pools may hold (3 for each of up to 100 relay
   // usernames) beside the swaks processes: Postfix's default is 100 processes per service.
-  const processLimit = '400';
+  const processLimit = process.env.BENCH_POSTFIX_PROCESS_LIMIT ?? '400';
   try {
     chmodSync(dir, 0o755);
     for (const sub of ['etc', 'spool', 'lib']) mkdirSync(join(dir, sub));
