@@ -17,7 +17,6 @@ interface Dns2 {
   Packet: {
     TYPE: Record<'TXT' | 'CNAME', number>;
     CLASS: { IN: number };
-    RCODE: { NXDOMAIN: number };
     createResponseFromRequest(request: DnsPacket): DnsPacket;
   };
   createServer(options: {
@@ -32,6 +31,9 @@ interface Dns2 {
 }
 
 /** What a name answers: TXT records (each a list of strings, as split on the wire) and/or a CNAME. */
+
+/** The NXDOMAIN response code (RFC 1035 §4.1.1). */
+const NXDOMAIN = 3;
 export interface ZoneEntry {
   txt?: string[][];
   cname?: string;
@@ -66,7 +68,8 @@ export class TestDnsServer {
         if ([...this.silent].some((d) => name === d || name.endsWith(`.${d}`))) return;
         const entry = this.zone.get(name);
         if (!entry) {
-          response.header.rcode = Packet.RCODE.NXDOMAIN;
+          // dns2 names no response codes: 3 is NXDOMAIN (RFC 1035).
+          response.header.rcode = NXDOMAIN;
         } else if (question.type === Packet.TYPE.TXT) {
           for (const data of entry.txt ?? []) {
             response.answers.push({

@@ -126,7 +126,7 @@ const DEFAULTS = {
   timeoutMs: 30_000,
   maxConnectionsPerUser: 3,
   maxUsers: 100,
-  idleMs: 30_000,
+  idleMs: 5_000,
   passRefreshMs: 5 * 60_000,
 };
 
