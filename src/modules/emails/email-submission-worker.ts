@@ -26,6 +26,9 @@ const SUBMIT_CONCURRENCY = 50;
  * messages keep coming (each one wakes the worker) they are taken by the batch, not one by one.
  */
 const CLAIM_INTERVAL_MS = 50;
+/** How long a message the relay took waits to be recorded with the others, and how many at most. */
+const RECORD_INTERVAL_MS = 10;
+const RECORD_BATCH = 200;
 /** How long a claimed message is the claimer's: past it (the process died) another takes it. */
 const CLAIM_MS = 5 * 60_000;
 const POLL_MS = 1_000;
@@ -37,6 +40,15 @@ const LONGEST_RETRY_MS = 30 * 60_000;
 /** 1 minute, doubling, at most 30 minutes apart (platform.md "Sending by HTTP"). */
 export const retryDelayMs = (attempts: number): number =>
   Math.min(LONGEST_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1));
+
+/** A message the relay took, waiting to be recorded; its submission ends once it is. */
+interface HandedOver {
+  email: Email;
+  result: SubmissionResult;
+  at: Date;
+  recorded: () => void;
+  failed: (e: unknown) => void;
+}
 
 /** A claimed message with what its submission needs. */
 interface Claimed {
@@ -56,6 +68,9 @@ export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicat
   private readonly logger = new Logger(EmailSubmissionWorker.name);
   private submitter?: RelaySubmitter;
   private readonly submissions = new Set<Promise<void>>();
+  /** Messages the relay took, waiting to be recorded together. */
+  private readonly handedOver: HandedOver[] = [];
+  private recording?: Promise<void>;
   private running = false;
   private loop?: Promise<void>;
   private wake?: () => void;
@@ -203,38 +218,91 @@ export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicat
     };
   }
 
-  /** The relay took it: kept as submitted with its queue id, an `email.queued` per recipient taken. */
-  private async submitted(email: Email, result: SubmissionResult): Promise<void> {
-    const refused = [...result.rejected, ...result.deferred];
-    const notTaken = new Set(refused.map((r) => r.email.toLowerCase()));
-    const accepted = email.accepted.filter((r) => !notTaken.has(r.toLowerCase()));
-    const rejected: RejectedRecipient[] = [
-      ...email.rejected,
-      ...refused.map((r) => ({ email: r.email, reason: r.response.slice(0, 300) })),
-    ];
-    const now = new Date();
+  /**
+   * The relay took it: kept as submitted with its queue id, an `email.queued` per recipient taken.
+   * Written with the others that finish within RECORD_INTERVAL_MS, in one transaction.
+   */
+  private submitted(email: Email, result: SubmissionResult): Promise<void> {
+    return new Promise((recorded, failed) => {
+      this.handedOver.push({ email, result, at: new Date(), recorded, failed });
+      this.recordSoon();
+    });
+  }
+
+  /** Records what waits within RECORD_INTERVAL_MS, and again when more came meanwhile. */
+  private recordSoon(): void {
+    this.recording ??= sleep(RECORD_INTERVAL_MS)
+      .then(() => this.recordHandedOver())
+      .finally(() => {
+        this.recording = undefined;
+        if (this.handedOver.length) this.recordSoon();
+      });
+  }
+
+  private async recordHandedOver(): Promise<void> {
+    while (this.handedOver.length) {
+      const batch = this.handedOver.splice(0, RECORD_BATCH);
+      try {
+        await this.recordBatch(batch);
+        for (const item of batch) item.recorded();
+      } catch (e: unknown) {
+        for (const item of batch) item.failed(e);
+      }
+    }
+  }
+
+  private async recordBatch(batch: HandedOver[]): Promise<void> {
     await this.transactions.run(async (em) => {
-      const moved = await em.update(
-        Email,
-        { id: email.id, claim: email.claim! },
-        {
-          status: 'submitted',
-          submittedAt: now,
-          queueId: result.queueId,
-          relayResponse: result.response.slice(0, 500),
+      const rows = batch.map(({ email, result, at }) => {
+        const refused = [...result.rejected, ...result.deferred];
+        const notTaken = new Set(refused.map((r) => r.email.toLowerCase()));
+        const accepted = email.accepted.filter((r) => !notTaken.has(r.toLowerCase()));
+        const rejected: RejectedRecipient[] = [
+          ...email.rejected,
+          ...refused.map((r) => ({ email: r.email, reason: r.response.slice(0, 300) })),
+        ];
+        return {
+          email,
+          result,
+          at,
           accepted,
-          rejected,
-          content: null,
-          claim: null,
-          nextAttemptAt: null,
-          attempts: email.attempts + 1,
-          lastError: null,
-        },
+          update: {
+            match: { id: email.id, claim: email.claim },
+            set: {
+              status: 'submitted' as const,
+              submittedAt: at,
+              queueId: result.queueId,
+              relayResponse: result.response.slice(0, 500),
+              accepted,
+              rejected,
+              content: null,
+              claim: null,
+              nextAttemptAt: null,
+              attempts: email.attempts + 1,
+              lastError: null,
+              updatedAt: at,
+            },
+          },
+        };
+      });
+      // Only the holder of a claim records it (one that lapsed was taken again elsewhere).
+      const moved = new Set(
+        await this.dialect.updateEach(
+          em,
+          Email,
+          rows.map((r) => r.update),
+          'id',
+        ),
       );
-      if (!moved.affected) return;
       await this.webhooks.emit(
         em,
-        accepted.map((to) => this.event(email, 'email.queued', to, now, { queueId: result.queueId })),
+        rows
+          .filter((r) => moved.has(r.email.id))
+          .flatMap((r) =>
+            r.accepted.map((to) =>
+              this.event(r.email, 'email.queued', to, r.at, { queueId: r.result.queueId }),
+            ),
+          ),
       );
     });
   }

@@ -116,7 +116,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.nudge();
     await this.loop;
     await Promise.allSettled([...this.attempts]);
-    await this.recording;
+    while (this.recording) await this.recording;
     await this.http.close();
   }
 
@@ -252,9 +252,17 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   /** Queues an attempt's outcome; the attempts that finish while one batch is written go in the next. */
   private recordLater(attempted: Attempted): Promise<void> {
     this.attempted.push(attempted);
+    return this.recordSoon();
+  }
+
+  /** Records what waits within RECORD_INTERVAL_MS, and again when more came as it ended. */
+  private recordSoon(): Promise<void> {
     this.recording ??= sleep(RECORD_INTERVAL_MS)
       .then(() => this.recordQueued())
-      .finally(() => (this.recording = undefined));
+      .finally(() => {
+        this.recording = undefined;
+        if (this.attempted.length) void this.recordSoon();
+      });
     return this.recording;
   }
 
