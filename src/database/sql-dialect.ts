@@ -8,6 +8,8 @@ import {
   QueryRunner,
   SelectQueryBuilder,
 } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
+import type { EntityMetadata } from 'typeorm/metadata/EntityMetadata';
 import type { QueryResult } from 'typeorm/query-runner/QueryResult';
 import { chunks } from './chunks';
 import { TransactionService } from './transaction.service';
@@ -68,6 +70,13 @@ export interface RowUpdate<T> {
 
 /** SQLite's bound on the arms of one compound SELECT is 500. */
 const SQLITE_GROUPS_PER_STATEMENT = 200;
+
+/** The column of an entity's property; an error naming the operation when it has none. */
+function propertyColumn(metadata: EntityMetadata, property: string, operation: string): ColumnMetadata {
+  const found = metadata.findColumnWithPropertyName(property);
+  if (!found) throw new Error(`${operation}: ${metadata.name} has no column ${property}`);
+  return found;
+}
 
 /** Rows per INSERT … SELECT FROM unnest(…) on PostgreSQL: bounds one statement's size, not its parameters. */
 const PG_ROWS_PER_STATEMENT = 5_000;
@@ -178,11 +187,7 @@ export class SqlDialect {
     if (!rows.length) return { affected: 0, returned };
     const metadata = manager.connection.getMetadata(target);
     const escape = (name: string) => manager.connection.driver.escape(name);
-    const columnOf = (property: string) => {
-      const found = metadata.findColumnWithPropertyName(property);
-      if (!found) throw new Error(`insertMany: ${metadata.name} has no column ${property}`);
-      return found;
-    };
+    const columnOf = (property: string) => propertyColumn(metadata, property, 'insertMany');
     // Fields left undefined (an entity's unset generated id) are not written.
     const first = rows[0] as Record<string, unknown>;
     const columns = Object.keys(first)
@@ -290,11 +295,7 @@ export class SqlDialect {
     const driver = manager.connection.driver;
     const escape = (name: string) => driver.escape(name);
     const table = escape(metadata.tableName);
-    const columnOf = (property: string) => {
-      const found = metadata.findColumnWithPropertyName(property);
-      if (!found) throw new Error(`claimPerGroup: ${metadata.name} has no column ${property}`);
-      return found;
-    };
+    const columnOf = (property: string) => propertyColumn(metadata, property, 'claimPerGroup');
     const id = escape(metadata.primaryColumns[0].databaseName);
     const group = escape(columnOf(claim.group).databaseName);
     const setParameters: Record<string, unknown> = {};
@@ -377,11 +378,7 @@ export class SqlDialect {
     const driver = manager.connection.driver;
     const escape = (name: string) => driver.escape(name);
     const table = escape(metadata.tableName);
-    const column = (property: string) => {
-      const found = metadata.findColumnWithPropertyName(property);
-      if (!found) throw new Error(`claimReady: ${metadata.name} has no column ${property}`);
-      return found;
-    };
+    const column = (property: string) => propertyColumn(metadata, property, 'claimReady');
     const idName = metadata.primaryColumns[0].databaseName;
     const id = escape(idName);
     const parameters: Record<string, unknown> = {
@@ -424,11 +421,7 @@ export class SqlDialect {
     const driver = manager.connection.driver;
     const escape = (name: string) => driver.escape(name);
     const table = escape(metadata.tableName);
-    const columnOf = (property: string) => {
-      const found = metadata.findColumnWithPropertyName(property);
-      if (!found) throw new Error(`updateEach: ${metadata.name} has no column ${property}`);
-      return found;
-    };
+    const columnOf = (property: string) => propertyColumn(metadata, property, 'updateEach');
     const fields = [
       ...Object.keys(rows[0].match).map((f) => ({ f, part: 'match' as const, name: `m${f}` })),
       ...Object.keys(rows[0].set).map((f) => ({ f, part: 'set' as const, name: `s${f}` })),
