@@ -17,7 +17,7 @@ import {
 } from './support/factories';
 import { SubmissionServer, SubmittedMessage } from './support/submission-server';
 import { TcpForwarder } from './support/tcp-forwarder';
-import { createTestApp, TestApp } from './support/test-app';
+import { createTestApp, freshDatabase, TestApp } from './support/test-app';
 import { latch, until } from './support/until';
 import { ReceivedWebhook, WebhookReceiver } from './support/webhook-receiver';
 
@@ -58,9 +58,9 @@ describe('Sending by HTTP (platform.md "Sending by HTTP")', () => {
   let otherDomainKey: string;
 
   /** A company in a paid period (quota 1,000) with `domain` verified, in `state` (written before it sends). */
-  async function customer(domain: string, state: Partial<Company> = {}): Promise<Customer> {
-    const owner = await createActiveUser(t);
-    const companies = t.dataSource.getRepository(Company);
+  async function customer(domain: string, state: Partial<Company> = {}, app: TestApp = t): Promise<Customer> {
+    const owner = await createActiveUser(app);
+    const companies = app.dataSource.getRepository(Company);
     const found = await companies.findOneByOrFail({ uuid: owner.companyUuid });
     await companies.update(
       { id: found.id },
@@ -73,7 +73,7 @@ describe('Sending by HTTP (platform.md "Sending by HTTP")', () => {
         ...state,
       },
     );
-    await storeDomain(t, found.id, domain);
+    await storeDomain(app, found.id, domain);
     return { owner, company: await companies.findOneByOrFail({ id: found.id }), domain };
   }
 
@@ -176,20 +176,20 @@ describe('Sending by HTTP (platform.md "Sending by HTTP")', () => {
     ...over,
   });
 
+  const env = () => ({
+    RELAY_SUBMIT_URL: relay.url,
+    RELAY_SUBMIT_SECRET: SECRET,
+    LOG_SHIPPER_API_KEY: LOG_KEY,
+    LOG_TIMEZONE: 'UTC',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  });
+
   beforeAll(async () => {
     server = await new SubmissionServer().start();
     relay = await new TcpForwarder(() => server.port).start();
     receiver = new WebhookReceiver();
     await receiver.start();
-    t = await createTestApp({
-      env: {
-        RELAY_SUBMIT_URL: relay.url,
-        RELAY_SUBMIT_SECRET: SECRET,
-        LOG_SHIPPER_API_KEY: LOG_KEY,
-        LOG_TIMEZONE: 'UTC',
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      },
-    });
+    t = await createTestApp({ env: env() });
     acme = await customer('acme.test');
     await storeDomain(t, acme.company.id, 'other.test');
     sendingKey = await makeKey(acme.owner, { scope: 'sending' });
@@ -1129,6 +1129,14 @@ describe('Sending by HTTP (platform.md "Sending by HTTP")', () => {
         ]);
         const [queued] = await events(id, 'email.queued', 1);
         expect(queued.data.to).toBe('jo@example.net');
+        const [rejected] = await events(id, 'email.rejected', 1);
+        expect(rejected.data).toMatchObject({
+          emailId: id,
+          messageId,
+          to: 'nobody@example.net',
+          status: 'rejected',
+          reason: '550 5.1.1 <nobody@example.net>: Recipient address rejected',
+        });
       } finally {
         server.recipientAnswers.clear();
       }
@@ -1164,27 +1172,115 @@ describe('Sending by HTTP (platform.md "Sending by HTTP")', () => {
     // platform.md: "the relay [...] answering 4xx → tried again"; only a 5xx rejects a recipient. The
     // worker takes a 4xx at RCPT (the others taken) as a rejection for good: reported, not built here
     // (the message would need a second submission of its own for those recipients).
-    it.failing(
-      'a recipient the relay defers (4xx at RCPT) while it takes the others is tried again, not rejected',
-      async () => {
-        server.recipientAnswers.set('later@example.net', {
-          code: 450,
-          text: '4.2.0 <later@example.net>: Greylisted',
+    it('a recipient the relay defers (4xx at RCPT) while it takes the others goes again later, with a queue id of its own', async () => {
+      server.recipientAnswers.set('later@example.net', {
+        code: 450,
+        text: '4.2.0 <later@example.net>: Greylisted',
+      });
+      let id: string;
+      let messageId: string;
+      try {
+        const res = await send(sendingKey, plain({ to: ['jo@example.net', 'later@example.net'] }));
+        ({ id, messageId } = res.body.data);
+        const first = await relayed(messageId);
+        expect(first.rcptTo).toEqual(['jo@example.net']);
+        await until(async () => (await rowOf(id)).claim === null, 'the submission is recorded', WITHIN);
+        const row = await rowOf(id);
+        expect(row).toMatchObject({
+          status: 'submitted',
+          accepted: ['jo@example.net', 'later@example.net'],
+          rejected: [],
+          pending: ['later@example.net'],
+          queueId: first.queueId,
+          queueIds: [first.queueId],
+          attempts: 1,
+          lastError: '450 4.2.0 <later@example.net>: Greylisted',
         });
-        try {
-          const res = await send(sendingKey, plain({ to: ['jo@example.net', 'later@example.net'] }));
-          const { id, messageId } = res.body.data;
-          const got = await relayed(messageId);
-          expect(got.rcptTo).toEqual(['jo@example.net']);
-          await until(async () => (await rowOf(id)).claim === null, 'the submission is recorded', WITHIN);
-          const row = await rowOf(id);
-          expect(row.rejected).toEqual([]);
-          expect(row.accepted).toContain('later@example.net');
-        } finally {
-          server.recipientAnswers.clear();
-        }
-      },
-    );
+        expect(row.content).not.toBeNull();
+        expect(row.nextAttemptAt!.getTime() - row.submittedAt!.getTime()).toBe(60_000);
+        const [queued] = await events(id, 'email.queued', 1);
+        expect(queued.data).toMatchObject({ to: 'jo@example.net', queueId: first.queueId });
+      } finally {
+        server.recipientAnswers.clear();
+      }
+
+      // Due again: only the deferred recipient goes, the same message in a queue of its own.
+      await emails().update({ uuid: id }, { nextAttemptAt: new Date() });
+      await until(() => atRelay(messageId).length === 2, 'the deferred recipient is handed over', WITHIN);
+      const [first, second] = atRelay(messageId);
+      expect(second.rcptTo).toEqual(['later@example.net']);
+      expect(second.queueId).not.toBe(first.queueId);
+      expect(second.raw.toString('utf8').replace(/\r\n/g, '\n')).toBe(
+        first.raw.toString('utf8').replace(/\r\n/g, '\n'),
+      );
+      await until(
+        async () => (await rowOf(id)).pending.length === 0,
+        'the second submission is recorded',
+        WITHIN,
+      );
+      expect(await rowOf(id)).toMatchObject({
+        status: 'submitted',
+        queueId: first.queueId,
+        queueIds: [first.queueId, second.queueId],
+        accepted: ['jo@example.net', 'later@example.net'],
+        rejected: [],
+        content: null,
+        nextAttemptAt: null,
+        claim: null,
+        attempts: 2,
+        lastError: null,
+      });
+      const queued = await events(id, 'email.queued', 2);
+      expect(queued.map((e) => [e.data.to, e.data.queueId])).toEqual([
+        ['jo@example.net', first.queueId],
+        ['later@example.net', second.queueId],
+      ]);
+      expect(atRelay(messageId)).toHaveLength(2);
+    });
+
+    it('a deferred recipient the relay still defers 24 hours after the message was due is given up: rejected, email.failed', async () => {
+      server.recipientAnswers.set('never@example.net', {
+        code: 451,
+        text: '4.3.0 <never@example.net>: Try again later',
+      });
+      try {
+        const res = await send(sendingKey, plain({ to: ['jo@example.net', 'never@example.net'] }));
+        const { id, messageId } = res.body.data;
+        await relayed(messageId);
+        await until(
+          async () => (await rowOf(id)).pending.length === 1,
+          'the partial submission is recorded',
+          WITHIN,
+        );
+        await emails().update(
+          { uuid: id },
+          { createdAt: new Date(Date.now() - DAY - 60_000), nextAttemptAt: new Date() },
+        );
+        await until(
+          async () => (await rowOf(id)).nextAttemptAt === null,
+          'the deferred recipient is given up',
+          WITHIN,
+        );
+        const row = await rowOf(id);
+        expect(row).toMatchObject({
+          status: 'submitted',
+          accepted: ['jo@example.net'],
+          pending: [],
+          rejected: [
+            { email: 'never@example.net', reason: 'gave up: 451 4.3.0 <never@example.net>: Try again later' },
+          ],
+          content: null,
+          claim: null,
+        });
+        const [failed] = await events(id, 'email.failed', 1);
+        expect(failed.data).toMatchObject({ to: 'never@example.net', emailId: id, status: 'failed' });
+        expect(eventsOf(id, 'email.failed')).toHaveLength(1);
+        // Handed over once to jo, and once more (refused) to never: nobody got it twice.
+        expect(atRelay(messageId)).toHaveLength(1);
+      } finally {
+        server.recipientAnswers.clear();
+      }
+    });
 
     it('the relay refusing the message for good: failed, with an email.failed per recipient', async () => {
       server.dataAnswer = { code: 554, text: '5.7.1 Message refused by policy' };
@@ -1239,6 +1335,49 @@ describe('Sending by HTTP (platform.md "Sending by HTTP")', () => {
         expect(atRelay(messageId)).toEqual([]);
       } finally {
         server.dataAnswer = undefined;
+      }
+    });
+  });
+
+  describe('replicas', () => {
+    it('one with EMAIL_SUBMITTER=false stores and answers, and leaves the hand-over to one that submits', async () => {
+      const database = await freshDatabase();
+      const apiOnly = await createTestApp({ database, env: { ...env(), EMAIL_SUBMITTER: 'false' } });
+      let submitter: TestApp | undefined;
+      try {
+        const sender = await customer('replica.test', {}, apiOnly);
+        const res = await apiOnly
+          .http()
+          .post('/api/v1/emails')
+          .set(...bearer(sender.owner.accessToken))
+          .send(plain({ from: 'news@replica.test' }));
+        expect(res.status).toBe(202);
+        const { id, messageId } = res.body.data;
+        expect(await apiOnly.dataSource.getRepository(Email).findOneByOrFail({ uuid: id })).toMatchObject({
+          status: 'queued',
+          attempts: 0,
+          claim: null,
+        });
+        // Its shutdown waits for any submission it began: there was none.
+        await apiOnly.close();
+        expect(atRelay(messageId)).toHaveLength(0);
+
+        submitter = await createTestApp({ database, env: env() });
+        const got = await relayed(messageId);
+        expect(got.rcptTo).toEqual(['jo@example.net']);
+        const emails = submitter.dataSource.getRepository(Email);
+        await until(
+          async () => (await emails.findOneByOrFail({ uuid: id })).status === 'submitted',
+          'the submitting replica records it',
+          WITHIN,
+        );
+        expect(await emails.findOneByOrFail({ uuid: id })).toMatchObject({
+          queueId: got.queueId,
+          attempts: 1,
+        });
+      } finally {
+        await submitter?.close();
+        await database.drop();
       }
     });
   });

@@ -439,6 +439,37 @@ describe('SqlDialect', () => {
       ]);
     });
 
+    it('claimReady takes the first ready rows in order, a value given as SQL computed for each row', async () => {
+      const [a, b] = webhooks;
+      const waiting = await pending(a, 3);
+      const failed = await pending(b, 1, 'failed');
+      await pending(b, 1, 'delivered');
+      const ids = await transactions.run((em) =>
+        dialect.claimReady(em, WebhookDelivery, {
+          ready: "q.status IN ('pending', 'failed') AND q.next_attempt_at <= :now",
+          parameters: { now: at(30) },
+          order: ['nextAttemptAt', 'id'],
+          total: 3,
+          set: {
+            claim: 'ready-1',
+            status: () => "CASE WHEN status = 'failed' THEN 'pending' ELSE status END",
+            lastBody: () => "'from ' || status",
+          },
+        }),
+      );
+      // Due at seconds 1 (a's last row, b's failed one), 2 (a's middle row), 3 (a's first).
+      expect(new Set(ids)).toEqual(new Set([waiting[2].id, failed[0].id, waiting[1].id]));
+      const after = await deliveries();
+      expect(after.filter((d) => d.claim === 'ready-1').map((d) => [d.id, d.status, d.lastBody])).toEqual(
+        [
+          [waiting[1].id, 'pending', 'from pending'],
+          [waiting[2].id, 'pending', 'from pending'],
+          [failed[0].id, 'pending', 'from failed'],
+        ].sort((x, y) => Number(x[0]) - Number(y[0])),
+      );
+      expect(after.filter((d) => d.claim === null)).toHaveLength(2);
+    });
+
     const onPostgres = process.env.DATABASE_URL ? it : it.skip;
     onPostgres(
       'passes over the rows another transaction is claiming instead of waiting for them',

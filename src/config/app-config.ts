@@ -176,6 +176,11 @@ export class EnvironmentVariables {
    * relay agent accepts: the same value on both; at least 32 characters.
    */
   @Transform(emptyToUndefined) @IsOptional() @IsString() RELAY_SUBMIT_SECRET?: string;
+  /**
+   * This process hands stored messages to the relay (turn off for replicas that only serve the
+   * API, and run the hand-over in replicas of its own, as WEBHOOK_DISPATCHER).
+   */
+  @Transform((p) => toBool({ value: emptyTo('true')(p) })) @IsBoolean() EMAIL_SUBMITTER = true;
 
   /** Comma-separated `ip[:port]` resolvers for domain checks; empty = the system's. */
   @Transform(emptyToUndefined)

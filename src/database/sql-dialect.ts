@@ -366,12 +366,15 @@ export class SqlDialect {
   /**
    * Claims up to `total` ready rows of a queue that several processes share, first in `order`,
    * in one atomic statement (on PostgreSQL read with `FOR UPDATE SKIP LOCKED`: a row another
-   * process is claiming is passed over, never waited for), giving them `set`. Answers their ids.
+   * process is claiming is passed over, never waited for), giving them `set` (a value given as a
+   * function is SQL over the row, as in TypeORM's own update: `() => "CASE … END"`). Answers their ids.
    */
   async claimReady<T extends ObjectLiteral>(
     manager: EntityManager,
     target: EntityTarget<T>,
-    claim: Omit<GroupedClaim<T>, 'group' | 'groups'>,
+    claim: Omit<GroupedClaim<T>, 'group' | 'groups' | 'set'> & {
+      set: { [K in keyof T]?: T[K] | (() => string) };
+    },
   ): Promise<number[]> {
     if (claim.total <= 0) return [];
     const metadata = manager.connection.getMetadata(target);
@@ -386,9 +389,11 @@ export class SqlDialect {
       total: this.boundInteger(claim.total),
     };
     const sets = Object.keys(claim.set).map((field, n) => {
-      parameters[`set${n}`] =
-        (driver.preparePersistentValue(claim.set[field as keyof T], column(field)) as unknown) ?? null;
-      return `${escape(column(field).databaseName)} = :set${n}`;
+      const value = claim.set[field as keyof T];
+      const name = escape(column(field).databaseName);
+      if (typeof value === 'function') return `${name} = ${(value as () => string)()}`;
+      parameters[`set${n}`] = (driver.preparePersistentValue(value, column(field)) as unknown) ?? null;
+      return `${name} = :set${n}`;
     });
     const order = claim.order.map((field) => `q.${escape(column(field).databaseName)}`).join(', ');
     const chosen = `SELECT q.${id} FROM ${table} q WHERE ${claim.ready} ORDER BY ${order} LIMIT :total${

@@ -14,6 +14,7 @@ import { ApiKeys1764806400000 } from './1764806400000-api-keys';
 import { Webhooks1764892800000 } from './1764892800000-webhooks';
 import { WebhookClaimIndex1764979200000 } from './1764979200000-webhook-claim-index';
 import { Emails1765065600000 } from './1765065600000-emails';
+import { EmailRetriedRecipients1765152000000 } from './1765152000000-email-retried-recipients';
 
 /** In order. Listed explicitly so the compiled app, ts-jest and the CLI all load the same set. */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   Webhooks1764892800000,
   WebhookClaimIndex1764979200000,
   Emails1765065600000,
+  EmailRetriedRecipients1765152000000,
 ];

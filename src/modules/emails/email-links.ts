@@ -14,7 +14,7 @@ export interface EmailLink {
 /**
  * Joins clean records to the messages of /api/v1/emails they belong to (resources.md "Clean
  * log" `emailId`): the same company and Message-ID (made by the service, `<uuid@domain>`), and
- * the same Postfix queue once the relay's answer named it. Kept apart from EmailsModule so the
+ * one of the Postfix queues the relay's answers named. Kept apart from EmailsModule so the
  * ingest can load it without the sending side.
  */
 @Injectable()
@@ -34,7 +34,15 @@ export class EmailLinks {
       emails.push(
         ...(await em.find(Email, {
           where: { messageId: In(part) },
-          select: { uuid: true, companyId: true, messageId: true, queueId: true, tags: true, metadata: true },
+          select: {
+            uuid: true,
+            companyId: true,
+            messageId: true,
+            queueIds: true,
+            pending: true,
+            tags: true,
+            metadata: true,
+          },
         })),
       );
     }
@@ -47,15 +55,23 @@ export class EmailLinks {
     for (const record of candidates) {
       const email = byMessage
         .get(bareMessageId(record.messageId!))
-        ?.find(
-          (e) => e.companyId === record.companyId && (e.queueId === null || e.queueId === record.queueId),
-        );
+        ?.find((e) => e.companyId === record.companyId && isOfSubmission(e, record));
       if (!email) continue;
       record.emailId = email.uuid;
       links.set(record.id, { emailId: email.uuid, tags: email.tags, metadata: email.metadata });
     }
     return links;
   }
+}
+
+/**
+ * A record belongs to one of the message's submissions: before the relay's answer was recorded
+ * any queue fits; afterwards one whose id it gave, or a later submission of a recipient it deferred.
+ */
+function isOfSubmission(email: Email, record: CleanRecord): boolean {
+  if (!email.queueIds.length || email.queueIds.includes(record.queueId!)) return true;
+  const to = record.to.toLowerCase();
+  return email.pending.some((r) => r.toLowerCase() === to);
 }
 
 /** A Message-ID as clean records keep it: without the angle brackets of its header. */

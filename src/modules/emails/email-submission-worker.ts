@@ -12,6 +12,7 @@ import { EmailContent } from './email-content';
 import { EmailWork } from './email-work';
 import { Email, RejectedRecipient } from './entities/email.entity';
 import {
+  RecipientRefusal,
   RelayRefusedError,
   RelaySubmitter,
   RelayUnavailableError,
@@ -89,7 +90,7 @@ export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicat
 
   onApplicationBootstrap(): void {
     const url = this.config.env.RELAY_SUBMIT_URL;
-    if (!url) return;
+    if (!url || !this.config.env.EMAIL_SUBMITTER) return;
     this.submitter = new RelaySubmitter({ url, logger: this.logger });
     this.running = true;
     this.loop = this.run();
@@ -150,11 +151,17 @@ export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicat
     const now = new Date();
     const claim = randomUUID();
     const ids = await this.dialect.claimReady(em, Email, {
-      ready: "q.status IN ('queued', 'scheduled') AND q.next_attempt_at <= :now",
+      // Queued and scheduled messages, and submitted ones with deferred recipients to hand over.
+      ready: 'q.next_attempt_at <= :now',
       parameters: { now },
       order: ['nextAttemptAt', 'id'],
       total: free,
-      set: { claim, status: 'queued', nextAttemptAt: new Date(now.getTime() + CLAIM_MS) },
+      set: {
+        claim,
+        // A scheduled message leaves the schedule (it can no longer be canceled); a submitted one stays submitted.
+        status: () => "CASE WHEN status = 'scheduled' THEN 'queued' ELSE status END",
+        nextAttemptAt: new Date(now.getTime() + CLAIM_MS),
+      },
     });
     if (!ids.length) return [];
     const emails = (await em
@@ -181,7 +188,8 @@ export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicat
         message,
       );
     } catch (e: unknown) {
-      if (e instanceof RelayUnavailableError) return this.retryLater(email, describe(e));
+      if (e instanceof RelayUnavailableError)
+        return this.retryLater(email, describe(e), e.recipients.rejected);
       if (e instanceof RelayRefusedError) return this.fail(email, describe(e));
       this.logger.error({ err: e, email: email.uuid }, 'Submission failed unexpectedly; trying again later');
       return this.retryLater(email, 'the message could not be handed to the relay');
@@ -192,7 +200,7 @@ export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicat
   private messageOf(email: Claimed['email']): SubmissionMessage {
     const content = JSON.parse(email.content ?? 'null') as EmailContent | null;
     if (!content) throw new Error(`email ${email.uuid} has no content`);
-    const envelope = { from: email.envelopeFrom, to: email.accepted };
+    const envelope = { from: email.envelopeFrom, to: recipientsOf(email) };
     if (content.kind === 'raw') return { envelope, raw: Buffer.from(content.raw, 'base64') };
     return {
       envelope,
@@ -254,32 +262,37 @@ export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicat
   private async recordBatch(batch: HandedOver[]): Promise<void> {
     await this.transactions.run(async (em) => {
       const rows = batch.map(({ email, result, at }) => {
-        const refused = [...result.rejected, ...result.deferred];
-        const notTaken = new Set(refused.map((r) => r.email.toLowerCase()));
-        const accepted = email.accepted.filter((r) => !notTaken.has(r.toLowerCase()));
-        const rejected: RejectedRecipient[] = [
-          ...email.rejected,
-          ...refused.map((r) => ({ email: r.email, reason: r.response.slice(0, 300) })),
-        ];
+        const refused = refusalsOf(email, result.rejected);
+        const refusedNames = new Set(refused.map((r) => r.email.toLowerCase()));
+        const deferredNames = new Set(result.deferred.map((r) => r.email.toLowerCase()));
+        const taken = recipientsOf(email).filter(
+          (r) => !refusedNames.has(r.toLowerCase()) && !deferredNames.has(r.toLowerCase()),
+        );
+        // Deferred recipients go again later, in a submission of their own.
+        const pending = recipientsOf(email).filter((r) => deferredNames.has(r.toLowerCase()));
+        const attempts = email.attempts + 1;
         return {
           email,
           result,
           at,
-          accepted,
+          taken,
+          refused,
           update: {
             match: { id: email.id, claim: email.claim },
             set: {
               status: 'submitted' as const,
-              submittedAt: at,
-              queueId: result.queueId,
+              submittedAt: email.submittedAt ?? at,
+              queueId: email.queueId ?? result.queueId,
+              queueIds: result.queueId ? [...email.queueIds, result.queueId] : email.queueIds,
               relayResponse: result.response.slice(0, 500),
-              accepted,
-              rejected,
-              content: null,
+              accepted: email.accepted.filter((r) => !refusedNames.has(r.toLowerCase())),
+              rejected: [...email.rejected, ...refused],
+              pending,
+              content: pending.length ? email.content : null,
               claim: null,
-              nextAttemptAt: null,
-              attempts: email.attempts + 1,
-              lastError: null,
+              nextAttemptAt: pending.length ? new Date(at.getTime() + retryDelayMs(attempts)) : null,
+              attempts,
+              lastError: pending.length ? result.deferred[0].response.slice(0, 500) : null,
               updatedAt: at,
             },
           },
@@ -298,43 +311,70 @@ export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicat
         em,
         rows
           .filter((r) => moved.has(r.email.id))
-          .flatMap((r) =>
-            r.accepted.map((to) =>
+          .flatMap((r) => [
+            ...r.taken.map((to) =>
               this.event(r.email, 'email.queued', to, r.at, { queueId: r.result.queueId }),
             ),
-          ),
+            ...r.refused.map(({ email: to, reason }) =>
+              this.event(r.email, 'email.rejected', to, r.at, { reason }),
+            ),
+          ]),
       );
     });
   }
 
-  /** The relay cannot take it now: tried again later, or `failed` 24 hours after it was due. */
-  private async retryLater(email: Email, error: string): Promise<void> {
+  /**
+   * The relay cannot take it now: tried again later, or given up 24 hours after it was due. The
+   * recipients it refused for good meanwhile (5xx while the others got 4xx) are rejected now.
+   */
+  private async retryLater(
+    email: Claimed['email'],
+    error: string,
+    refusals: RecipientRefusal[] = [],
+  ): Promise<void> {
     const due = email.scheduledAt ?? email.createdAt;
     if (Date.now() - due.getTime() >= GIVE_UP_AFTER_MS) return this.fail(email, error);
+    const now = new Date();
     const attempts = email.attempts + 1;
-    await this.transactions.run((em) =>
-      em.update(
+    const refused = refusalsOf(email, refusals);
+    await this.transactions.run(async (em) => {
+      const moved = await em.update(
         Email,
         { id: email.id, claim: email.claim! },
         {
           attempts,
           lastError: error,
           claim: null,
-          nextAttemptAt: new Date(Date.now() + retryDelayMs(attempts)),
+          nextAttemptAt: new Date(now.getTime() + retryDelayMs(attempts)),
+          ...(refused.length && withoutRecipients(email, refused)),
         },
-      ),
-    );
+      );
+      if (!moved.affected) return;
+      await this.webhooks.emit(
+        em,
+        refused.map(({ email: to, reason }) => this.event(email, 'email.rejected', to, now, { reason })),
+      );
+    });
   }
 
-  /** Given up: `failed`, with an `email.failed` per recipient it was meant for. */
-  private async fail(email: Email, error: string): Promise<void> {
+  /**
+   * Given up, with an `email.failed` per recipient of this submission: a message the relay never
+   * took is `failed`; one it took for some recipients stays `submitted`, the deferred ones rejected.
+   */
+  private async fail(email: Claimed['email'], error: string): Promise<void> {
     const now = new Date();
+    const partly = email.status === 'submitted';
     await this.transactions.run(async (em) => {
       const moved = await em.update(
         Email,
         { id: email.id, claim: email.claim! },
         {
-          status: 'failed',
+          ...(partly
+            ? withoutRecipients(
+                email,
+                email.pending.map((to) => ({ email: to, reason: `gave up: ${error}`.slice(0, 300) })),
+              )
+            : { status: 'failed' as const }),
           attempts: email.attempts + 1,
           lastError: error,
           claim: null,
@@ -345,14 +385,14 @@ export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicat
       if (!moved.affected) return;
       await this.webhooks.emit(
         em,
-        email.accepted.map((to) => this.event(email, 'email.failed', to, now, { reason: error })),
+        recipientsOf(email).map((to) => this.event(email, 'email.failed', to, now, { reason: error })),
       );
     });
   }
 
   private event(
     email: Email,
-    type: 'email.queued' | 'email.failed',
+    type: 'email.queued' | 'email.failed' | 'email.rejected',
     to: string,
     at: Date,
     extra: Record<string, unknown>,
@@ -369,7 +409,7 @@ export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicat
         domain,
         from: email.envelopeFrom,
         to,
-        status: type === 'email.queued' ? 'queued' : 'failed',
+        status: type.slice('email.'.length),
         at: at.toISOString(),
         ...extra,
         tags: email.tags,
@@ -377,6 +417,29 @@ export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicat
       },
     };
   }
+}
+
+/** The recipients of a submission: all the message's at first, the deferred ones afterwards. */
+function recipientsOf(email: Email): string[] {
+  return email.status === 'submitted' ? email.pending : email.accepted;
+}
+
+/** Recipients the relay refused for good (5xx at RCPT TO), as the message's rejected ones. */
+function refusalsOf(email: Email, refusals: readonly RecipientRefusal[]): RejectedRecipient[] {
+  const mine = new Map(recipientsOf(email).map((r) => [r.toLowerCase(), r]));
+  return refusals
+    .filter((r) => mine.has(r.email.toLowerCase()))
+    .map((r) => ({ email: mine.get(r.email.toLowerCase())!, reason: r.response.slice(0, 300) }));
+}
+
+/** The message's recipient lists with these ones moved from accepted (and pending) to rejected. */
+function withoutRecipients(email: Email, gone: readonly RejectedRecipient[]): Partial<Email> {
+  const names = new Set(gone.map((r) => r.email.toLowerCase()));
+  return {
+    accepted: email.accepted.filter((r) => !names.has(r.toLowerCase())),
+    pending: email.pending.filter((r) => !names.has(r.toLowerCase())),
+    rejected: [...email.rejected, ...gone],
+  };
 }
 
 /** The relay's answer, or what went wrong when it gave none. */

@@ -346,6 +346,8 @@ export class EmailsService {
         status,
         accepted: o.accepted,
         rejected: o.rejected,
+        pending: [],
+        queueIds: [],
         scheduledAt: o.scheduledAt,
         nextAttemptAt: o.scheduledAt ?? o.now,
         attempts: 0,
@@ -382,8 +384,13 @@ export class EmailsService {
         messageId: bareMessageId(email.messageId),
       })),
     );
+    // A raw message sent twice keeps its Message-ID: the relay's queue ids tell the two apart.
     const ids = located
-      .filter((l) => l.companyId === email.companyId && (!email.queueId || l.queueId === email.queueId))
+      .filter(
+        (l) =>
+          l.companyId === email.companyId &&
+          (!email.queueIds.length || (l.queueId !== null && email.queueIds.includes(l.queueId))),
+      )
       .map((l) => l.id);
     const records = ids.length ? await this.logIndex.getMany(ids) : [];
     return new Map(records.map((r) => [r.to.toLowerCase(), r]));

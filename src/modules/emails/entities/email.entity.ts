@@ -26,7 +26,7 @@ const jsonOf = <T>(empty: T) => ({
 @Entity('emails')
 @Index('ix_emails_company_created', ['companyId', 'createdAt'])
 @Index('ix_emails_message', ['messageId'])
-@Index('ix_emails_waiting', ['nextAttemptAt', 'id'], { where: "status IN ('queued', 'scheduled')" })
+@Index('ix_emails_waiting', ['nextAttemptAt', 'id'], { where: 'next_attempt_at IS NOT NULL' })
 export class Email extends BaseEntity {
   @ManyToOne(() => Company, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'company_id' })
@@ -72,9 +72,16 @@ export class Email extends BaseEntity {
   @Column({ type: 'varchar', length: 16 })
   status: EmailStatus;
 
-  /** The envelope recipients handed to the relay. */
+  /** The envelope recipients handed to the relay (or to be). */
   @Column({ type: 'text', transformer: jsonOf<string[]>([]) })
   accepted: string[];
+
+  /**
+   * Of a submitted message: the recipients the relay deferred (4xx at RCPT TO) while it took the
+   * others, handed over again in a submission of their own at `nextAttemptAt`.
+   */
+  @Column({ type: 'text', name: 'pending_recipients', transformer: jsonOf<string[]>([]) })
+  pending: string[];
 
   @Column({ type: 'text', transformer: jsonOf<RejectedRecipient[]>([]) })
   rejected: RejectedRecipient[];
@@ -92,7 +99,10 @@ export class Email extends BaseEntity {
   @Column({ type: DATETIME, nullable: true })
   scheduledAt: Date | null;
 
-  /** When the worker takes it next (waiting: queued or scheduled); while a submission runs, when its claim lapses. */
+  /**
+   * When the worker takes it next (queued, scheduled, or submitted with recipients still to hand
+   * over); while a submission runs, when its claim lapses; null once nothing is left to do.
+   */
   @Column({ type: DATETIME, nullable: true })
   nextAttemptAt: Date | null;
 
@@ -112,6 +122,10 @@ export class Email extends BaseEntity {
   /** Postfix's queue id, from its `250 … queued as …` answer. */
   @Column({ type: 'varchar', length: 64, nullable: true })
   queueId: string | null;
+
+  /** Every queue id the relay gave: the first, then one per later submission of deferred recipients. */
+  @Column({ type: 'text', name: 'queue_ids', transformer: jsonOf<string[]>([]) })
+  queueIds: string[];
 
   @Column({ type: 'varchar', length: 500, nullable: true })
   relayResponse: string | null;
