@@ -694,12 +694,12 @@ function emailFigures(run: EmailFigures | { skipped: string }, kind: BenchDataba
     ),
     figure(
       'emails-accepted-p99',
-      `POST /api/v1/emails p99 at ${CONNECTIONS} connections`,
+      `POST /api/v1/emails p99 at ${CONNECTIONS} connections, as fast as they go`,
       r?.accept.latencyMs.p99 ?? null,
       'ms',
-      pg({ op: '<=', limit: 50 }),
+      null,
       skipped ??
-        `${onSqlite('≤ 50 ms')}p50 ${fmt(r!.accept.latencyMs.p50)} ms, p90 ${fmt(r!.accept.latencyMs.p90)} ms, max ${fmt(r!.accept.latencyMs.max)} ms`,
+        `p50 ${fmt(r!.accept.latencyMs.p50)} ms, p90 ${fmt(r!.accept.latencyMs.p90)} ms, max ${fmt(r!.accept.latencyMs.max)} ms`,
     ),
     figure(
       'emails-accepted-deferred',
@@ -721,6 +721,19 @@ function emailFigures(run: EmailFigures | { skipped: string }, kind: BenchDataba
         `${fmt(r!.paced.acceptedPerSecond)} msg/s reached; p50 ${fmt(r!.paced.latencyMs.p50)} ms, p90 ${fmt(r!.paced.latencyMs.p90)} ms, max ${fmt(r!.paced.latencyMs.max)} ms; ` +
           meanwhile(r!.paced) +
           cpu(r!.paced.serviceCpuMicrosPerRequest, 'a request'),
+    ),
+    figure(
+      'emails-accepted-p99-apart',
+      `POST /api/v1/emails p99 paced at ${BUDGET_ACCEPTED_PER_SECOND} msg/s over ${CONNECTIONS} connections to an API replica, the hand-over in another`,
+      r?.pacedApart?.latencyMs.p99 ?? null,
+      'ms',
+      pg({ op: '<=', limit: 50 }),
+      skipped ??
+        (r!.pacedApart
+          ? `${fmt(r!.pacedApart.acceptedPerSecond)} msg/s reached; p50 ${fmt(r!.pacedApart.latencyMs.p50)} ms, p90 ${fmt(r!.pacedApart.latencyMs.p90)} ms, max ${fmt(r!.pacedApart.latencyMs.max)} ms; ` +
+            meanwhile(r!.pacedApart) +
+            cpu(r!.pacedApart.serviceCpuMicrosPerRequest, 'a request (the replica)')
+          : 'PostgreSQL only (replicas share the queue there; the embedded database keeps one process)'),
     ),
     figure(
       'emails-handover',
@@ -830,7 +843,7 @@ async function main(): Promise<void> {
   const relayPort: HeldPort | undefined = emailsAvailable?.ok ? await holdPort() : undefined;
   try {
     console.log(`starting dist/main.js on ${db.kind}…`);
-    service = await startService({
+    const serviceEnv: Record<string, string> = {
       NODE_ENV: 'development',
       LOG_LEVEL,
       ...db.env,
@@ -857,7 +870,8 @@ async function main(): Promise<void> {
         RELAY_SUBMIT_URL: `smtp://127.0.0.1:${relayPort.port}`,
         RELAY_SUBMIT_SECRET,
       }),
-    });
+    };
+    service = await startService(serviceEnv);
     /** quality.md's sending-by-HTTP row, or why it was skipped. */
     const sendByHttp = async (): Promise<EmailFigures | { skipped: string }> => {
       if (!relayPort)
@@ -871,6 +885,9 @@ async function main(): Promise<void> {
         connections: CONNECTIONS,
         seconds: DURATION_S,
         warmupS: WARMUP_S,
+        ...(db.kind === 'postgres' && {
+          startApiReplica: () => startService({ ...serviceEnv, EMAIL_SUBMITTER: 'false' }),
+        }),
       });
     };
     // The service's event-loop delay and RSS, phase by phase, from the first request on.

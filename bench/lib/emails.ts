@@ -87,6 +87,12 @@ export interface EmailsBenchOptions {
   connections: number;
   seconds: number;
   warmupS: number;
+  /**
+   * Starts a replica of the service on the same database with EMAIL_SUBMITTER=false (PostgreSQL
+   * only: replicas share the queue there): the paced posts go to it while the first service's
+   * worker hands them over, as the operator guide deploys it.
+   */
+  startApiReplica?: () => Promise<RunningService>;
 }
 
 /** autocannon's figures for one run of POST /api/v1/emails. */
@@ -126,6 +132,8 @@ export interface EmailFigures {
   accept: AcceptPhase;
   /** The same, paced at BUDGET_ACCEPTED_PER_SECOND over all connections. */
   paced: AcceptPhase;
+  /** The same paced posts to an API replica (EMAIL_SUBMITTER=false), the hand-over in the first service; PostgreSQL only. */
+  pacedApart: AcceptPhase | null;
   /** The worker handing over HANDOVER_MESSAGES stored messages made due at once, nothing else running. */
   service: HandOver & { serviceCpuMicrosPerMessage: number | null; connectionsAtEnd: number };
   /** The same number through swaks (AUTH PLAIN as the companies' relay usernames with submission tokens). */
@@ -149,6 +157,8 @@ export interface EmailFigures {
  * 1. accepted/s and latency of POST /api/v1/emails (a warm-up, then `seconds`), one connection per
  *    company with its key, while the worker hands the messages to Postfix as it does in production;
  *    then the same paced at BUDGET_ACCEPTED_PER_SECOND. After each, the backlog is waited for.
+ *    On PostgreSQL the paced posts again, to an API replica (EMAIL_SUBMITTER=false) while the first
+ *    service's worker hands them over: the deployment the operator guide describes.
  *    Before them, for comparison, the same posts scheduled an hour ahead (then canceled): the HTTP
  *    path without the hand-over competing for the service's event loop.
  * 2. the hand-over alone: HANDOVER_MESSAGES stored scheduled hours ahead, made due at once in the
@@ -209,11 +219,15 @@ export async function measureEmails(
       },
     ]);
     await watch.mark(EMAILS_CANCEL_PHASE);
-    const phase = async (runs: Array<{ seconds: number; rate?: number }>, name: string) => {
+    const phase = async (
+      runs: Array<{ seconds: number; rate?: number }>,
+      name: string,
+      target: RunningService = service,
+    ) => {
       let stored = 0;
       let measured: AcceptRun | undefined;
       for (const until of runs) {
-        measured = await post(service, clients, until);
+        measured = await post(target, clients, until);
         if (measured.non2xx || measured.errors)
           throw fail(
             `POST /api/v1/emails: ${measured.non2xx} non-2xx answers and ${measured.errors} errors of ${measured.requests}`,
@@ -240,6 +254,25 @@ export async function measureEmails(
       [{ seconds: o.seconds, rate: BUDGET_ACCEPTED_PER_SECOND }],
       `POST /api/v1/emails paced at ${BUDGET_ACCEPTED_PER_SECOND}/s, the worker handing over meanwhile`,
     );
+
+    let pacedApart: AcceptPhase | null = null;
+    if (o.startApiReplica) {
+      const replica = await o.startApiReplica();
+      try {
+        console.log(
+          `POST /api/v1/emails paced at ${BUDGET_ACCEPTED_PER_SECOND}/s to an API replica (EMAIL_SUBMITTER=false), ${o.seconds} s…`,
+        );
+        await post(replica, clients, { seconds: o.warmupS, rate: BUDGET_ACCEPTED_PER_SECOND });
+        await handedOver(db, fail);
+        pacedApart = await phase(
+          [{ seconds: o.seconds, rate: BUDGET_ACCEPTED_PER_SECOND }],
+          `POST /api/v1/emails paced at ${BUDGET_ACCEPTED_PER_SECOND}/s to an API replica, the hand-over in the first service`,
+          replica,
+        );
+      } finally {
+        await replica.stop();
+      }
+    }
 
     // 2. The hand-over alone.
     console.log(`the worker handing ${HANDOVER_MESSAGES} messages to Postfix, made due at once…`);
@@ -278,6 +311,7 @@ export async function measureEmails(
       deferred,
       accept,
       paced,
+      pacedApart,
       service: {
         messages: HANDOVER_MESSAGES,
         seconds: serviceSeconds,
