@@ -18,6 +18,7 @@ import { DomainsModule } from './modules/domains/domains.module';
 import { HealthModule } from './modules/health/health.module';
 import { DeliveryModule } from './modules/delivery/delivery.module';
 import { ReportsModule } from './modules/reports/reports.module';
+import { DeliverabilityModule } from './modules/deliverability/deliverability.module';
 import { InternalModule } from './modules/internal/internal.module';
 import { JobsModule } from './modules/jobs/jobs.module';
 import { MailModule } from './modules/mail/mail.module';
@@ -60,6 +61,7 @@ import { EmailsModule } from './modules/emails/emails.module';
     InternalModule,
     DeliveryModule,
     ReportsModule,
+    DeliverabilityModule,
     MailboxSuitesModule,
     CrmModule,
     HealthModule,

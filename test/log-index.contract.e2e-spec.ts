@@ -47,6 +47,10 @@ function record(n: number, overrides: Partial<CleanRecord>): CleanRecord {
       { at: new Date(base - n * 60_000).toISOString(), status: 'sent', dsn: '2.0.0', response: '250 Ok' },
     ],
     emailId: null,
+    provider: 'other',
+    bounceType: null,
+    bounceCategory: null,
+    bounceRule: null,
     ...overrides,
   };
 }

@@ -180,6 +180,10 @@ describe('SqlDialect', () => {
         { at: '2026-01-01T00:00:00.000Z', status: 'sent', dsn: null, response: awkward[n % awkward.length] },
       ],
       emailId: null,
+      provider: 'other',
+      bounceType: null,
+      bounceCategory: null,
+      bounceRule: null,
       ...overrides,
     });
     const stored = () =>

@@ -24,6 +24,9 @@ import { PostfixDelivery } from '../modules/delivery/entities/postfix-delivery.e
 import { PostfixQueue } from '../modules/delivery/entities/postfix-queue.entity';
 import { QuotaCountedRecord } from '../modules/delivery/entities/quota-counted-record.entity';
 import { Notification } from '../modules/notifications/entities/notification.entity';
+import { BounceSample } from '../modules/deliverability/entities/bounce-sample.entity';
+import { DeliverabilityAlert } from '../modules/deliverability/entities/deliverability-alert.entity';
+import { DeliverabilityHour } from '../modules/deliverability/entities/deliverability-hour.entity';
 import { Package } from '../modules/packages/entities/package.entity';
 import { ProviderEvent } from '../modules/delivery/entities/provider-event.entity';
 import { SpamReport } from '../modules/spam-reports/entities/spam-report.entity';
@@ -62,6 +65,9 @@ export const ENTITIES = [
   ProviderEvent,
   CleanLog,
   CleanLogDay,
+  DeliverabilityHour,
+  BounceSample,
+  DeliverabilityAlert,
   CrmConnection,
   CrmOAuthState,
   CrmOutboxEntry,

@@ -92,3 +92,13 @@ export function toDateWindow(from?: string, to?: string): DateWindow {
   }
   return window;
 }
+
+/** A report's window (both ends given), at most `maxDays` long; 400 otherwise. */
+export function reportWindow(from: string, to: string, maxDays = 366): { from: Date; toExclusive: Date } {
+  const window = toDateWindow(from, to);
+  if (!window.from || !window.toExclusive) throw new BadRequestError('from and to are required');
+  if (window.toExclusive.getTime() - window.from.getTime() > maxDays * DAY_MS) {
+    throw new BadRequestError(`The window from..to must not exceed ${maxDays} days`);
+  }
+  return { from: window.from, toExclusive: window.toExclusive };
+}

@@ -15,6 +15,7 @@ import { Webhooks1764892800000 } from './1764892800000-webhooks';
 import { WebhookClaimIndex1764979200000 } from './1764979200000-webhook-claim-index';
 import { Emails1765065600000 } from './1765065600000-emails';
 import { EmailRetriedRecipients1765152000000 } from './1765152000000-email-retried-recipients';
+import { Deliverability1765238400000 } from './1765238400000-deliverability';
 
 /** In order. Listed explicitly so the compiled app, ts-jest and the CLI all load the same set. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   WebhookClaimIndex1764979200000,
   Emails1765065600000,
   EmailRetriedRecipients1765152000000,
+  Deliverability1765238400000,
 ];

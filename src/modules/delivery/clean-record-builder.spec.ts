@@ -4,7 +4,6 @@ import {
   buildQueuedRecord,
   buildRejectRecord,
   DeliveryFact,
-  isHardBounce,
   ProviderFact,
   QueueFacts,
   recordChanged,
@@ -89,6 +88,10 @@ describe('buildQueuedRecord', () => {
         },
       ],
       emailId: null,
+      provider: 'other',
+      bounceType: null,
+      bounceCategory: null,
+      bounceRule: null,
     });
   });
 
@@ -227,21 +230,12 @@ describe('buildRejectRecord', () => {
         { at: at(10).toISOString(), status: 'rejected', dsn: '5.7.1', response: 'Relay access denied' },
       ],
       emailId: null,
+      // Our own relay's refusal: no bounce class (the next hop never saw it).
+      provider: 'other',
+      bounceType: null,
+      bounceCategory: null,
+      bounceRule: null,
     });
-  });
-});
-
-describe('isHardBounce', () => {
-  it.each([
-    ['5.1.1', null, true],
-    ['5.2.1', null, true],
-    ['5.4.4', null, true],
-    ['5.0.0', '550 No such user here', true],
-    ['5.7.1', 'rejected by policy', false],
-    ['4.2.0', 'user unknown', false],
-    [null, 'user unknown', false],
-  ])('%s %j: %s', (dsn, response, hard) => {
-    expect(isHardBounce(dsn, response)).toBe(hard);
   });
 });
 
@@ -297,6 +291,10 @@ describe('recordChanged', () => {
       lastEventAt: at(99),
       events: [...built.events, { at: at(99).toISOString(), status: 'clicked', dsn: null, response: null }],
       emailId: '0b6f1c5e-4a7d-4c1e-9a3b-2f7d0c9e8a11',
+      provider: 'gmail',
+      bounceType: 'hard',
+      bounceCategory: 'unknown-recipient',
+      bounceRule: 'rfc3463-5.1.1',
     };
     for (const field of Object.keys(other) as Array<keyof CleanRecord>) {
       expect([field, recordChanged(built, { ...built, [field]: other[field] })]).toEqual([field, true]);

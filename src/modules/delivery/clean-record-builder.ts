@@ -1,5 +1,6 @@
 import { sha256Hex } from '../../common/secrets';
 import { senderDomainName } from '../attribution/sender-identity';
+import { deliverabilityOf } from '../deliverability/record-deliverability';
 import type { CleanEvent, CleanRecord, CleanStatus } from '../log-index/clean-record';
 
 /**
@@ -71,19 +72,6 @@ export const rejectRecordIdOf = (host: string, at: Date, from: string, to: strin
   sha256(host, at.toISOString(), from, to);
 
 /**
- * A hard bounce (resources.md "Suppression entry"): a permanent failure (DSN 5.x.x) for a
- * recipient-side reason (unknown user, mailbox disabled, domain does not exist). Policy or
- * content refusals (5.7.x) are not the recipient's fault and never suppress.
- */
-export function isHardBounce(dsn: string | null, response: string | null): boolean {
-  if (!dsn?.startsWith('5.')) return false;
-  if (/^5\.(1\.\d+|2\.1|4\.4)$/.test(dsn)) return true;
-  return /user unknown|unknown user|no such (user|mailbox)|does not exist|mailbox (unavailable|disabled)/i.test(
-    response ?? '',
-  );
-}
-
-/**
  * Facts in time order, and those of one time in an order of their own, so that any arrival order
  * gives the same record: delivery lines by their content, provider events by their id (the order
  * they were stored in, the order they are read in).
@@ -142,6 +130,7 @@ export function buildQueuedRecord(
   if (queue.expiredAt) times.push(queue.expiredAt);
   const recipient = last?.recipient ?? '';
   const from = queue.sender ?? '';
+  const relay = deciding?.relay ?? null;
   return {
     id: recordIdOf(queue.host, queue.queueId, recipient),
     companyId: company?.id ?? null,
@@ -156,7 +145,7 @@ export function buildQueuedRecord(
     status,
     dsn,
     response,
-    relay: deciding?.relay ?? null,
+    relay,
     delay: deciding?.delay ?? null,
     size: queue.size,
     clientIp: queue.clientIp,
@@ -169,6 +158,7 @@ export function buildQueuedRecord(
     lastEventAt: new Date(Math.max(...times.map((t) => t.getTime()))),
     events,
     emailId: null,
+    ...deliverabilityOf({ status, to: recipient, dsn, response, relay }),
   };
 }
 
@@ -206,6 +196,13 @@ export function buildRejectRecord(
     lastEventAt: reject.at,
     events: [{ at: reject.at.toISOString(), status: 'rejected', dsn: reject.dsn, response: reject.response }],
     emailId: null,
+    ...deliverabilityOf({
+      status: 'rejected',
+      to: reject.recipient,
+      dsn: reject.dsn,
+      response: reject.response,
+      relay: null,
+    }),
   };
 }
 

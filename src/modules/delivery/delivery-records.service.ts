@@ -10,7 +10,6 @@ import {
   buildQueuedRecord,
   buildRejectRecord,
   COUNTED_STATUSES,
-  isHardBounce,
   RecordCompany,
   recordChanged,
 } from './clean-record-builder';
@@ -21,6 +20,8 @@ import { DeliveryLine, queueKey } from './parsing/queue-facts';
 import { RebuildTargets } from './rebuild-targets';
 import { QuotaCountedRecord } from './entities/quota-counted-record.entity';
 import { recordWebhookEvents } from './record-webhook-events';
+import { DeliverabilityRollUp } from '../deliverability/deliverability-roll-up';
+import { deliverabilityOf } from '../deliverability/record-deliverability';
 import { EmailLinks } from '../emails/email-links';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
 
@@ -50,6 +51,7 @@ export class DeliveryRecordsService {
     private readonly facts: DeliveryFacts,
     private readonly webhooks: WebhookOutbox,
     private readonly emailLinks: EmailLinks,
+    private readonly deliverability: DeliverabilityRollUp,
   ) {}
 
   /**
@@ -122,6 +124,11 @@ export class DeliveryRecordsService {
       changed.map((b) => b.record),
       [...before.values()],
       em,
+    );
+    await this.deliverability.move(
+      em,
+      changed.map((b) => b.record),
+      before,
     );
     await this.countUsage(
       em,
@@ -215,6 +222,31 @@ export class DeliveryRecordsService {
     );
   }
 
+  /**
+   * Gives up to `limit` records built before deliverability.md their provider and bounce class,
+   * and their cells of the deliverability roll-up; answers how many. Their queues are locked
+   * first, as a rebuild locks them, and the records read again under that lock: a rebuild of the
+   * same records either went first (they are classified and passed over) or waits.
+   */
+  async classifyBuiltBefore(em: EntityManager, limit: number): Promise<number> {
+    const found = await this.index.unclassified(limit, em);
+    if (!found.length) return 0;
+    await this.facts.lockedQueues(
+      em,
+      found.flatMap((r) => (r.queueId === null ? [] : [{ host: r.host, queueId: r.queueId }])),
+    );
+    const stale = (
+      await this.index.getMany(
+        found.map((r) => r.id),
+        em,
+      )
+    ).filter((r) => r.provider === null);
+    const classified = stale.map((r) => ({ ...r, ...deliverabilityOf(r) }));
+    await this.index.write(classified, stale, em);
+    await this.deliverability.move(em, classified, new Map(stale.map((r) => [r.id, r])));
+    return classified.length;
+  }
+
   /** The records provider events belong to, for the webhook: to rebuild. */
   async recordsOfEvents(
     keys: Array<{ recipient: string; messageId?: string; remoteQueueId?: string }>,
@@ -257,7 +289,10 @@ export class DeliveryRecordsService {
     }
   }
 
-  /** A record that has just become a Postfix hard bounce suppresses its recipient for its company (`source: log`). */
+  /**
+   * A record that has just become a hard bounce (deliverability.md: the recipient is the problem)
+   * suppresses its recipient for its company (`source: log`); a block (the sender is) never does.
+   */
   private async suppressHardBounces(
     em: EntityManager,
     records: CleanRecord[],
@@ -266,7 +301,7 @@ export class DeliveryRecordsService {
     const byCompany = new Map<number, string[]>();
     for (const r of records) {
       if (r.companyId === null || r.status !== 'bounced' || before.get(r.id)?.status === 'bounced') continue;
-      if (!isHardBounce(r.dsn, r.response)) continue;
+      if (r.bounceType !== 'hard') continue;
       byCompany.set(r.companyId, [...(byCompany.get(r.companyId) ?? []), r.to]);
     }
     for (const [companyId, emails] of byCompany) {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
+import { DeliverabilityRollUpModule } from '../deliverability/deliverability-roll-up';
 import { EmailLinksModule } from '../emails/email-links';
 import { AttributionModule } from '../attribution/attribution.module';
 import { CompaniesModule } from '../companies/companies.module';
@@ -32,8 +33,10 @@ import { ProviderEventsService } from './provider-events.service';
     LogIndexModule,
     WebhookOutboxModule,
     EmailLinksModule,
+    DeliverabilityRollUpModule,
   ],
   controllers: [LogBatchesController, ProviderEventsController],
   providers: [LogBatchesService, ProviderEventsService, DeliveryRecordsService, DeliveryFacts],
+  exports: [DeliveryRecordsService],
 })
 export class DeliveryModule {}

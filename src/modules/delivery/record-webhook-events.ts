@@ -2,7 +2,10 @@ import type { CleanEvent, CleanRecord } from '../log-index/clean-record';
 import type { EmailLink } from '../emails/email-links';
 import type { NewWebhookEvent } from '../webhooks/webhook-outbox';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../webhooks/webhook-event-types';
-import { isHardBounce } from './clean-record-builder';
+import { classifyBounce } from '../deliverability/bounce-classifier';
+
+/** The outcomes whose event says why it failed (deliverability.md "Bounce classes"). */
+const FAILURES: ReadonlySet<WebhookEventType> = new Set(['email.bounced', 'email.deferred', 'email.expired']);
 
 const eventKey = (e: CleanEvent) => JSON.stringify([e.at, e.status, e.dsn, e.response]);
 
@@ -46,9 +49,10 @@ export function recordWebhookEvents(
           response: outcome.response,
           relay: record.relay,
           attempts: record.attempts,
-          ...(type === 'email.bounced' && {
-            bounce: { type: isHardBounce(outcome.dsn, outcome.response) ? 'hard' : 'soft' },
+          ...(FAILURES.has(type) && {
+            bounce: classifyBounce({ dsn: outcome.dsn, response: outcome.response, relay: record.relay }),
           }),
+          provider: record.provider,
           ...(link && { emailId: link.emailId, tags: link.tags, metadata: link.metadata }),
         },
       });

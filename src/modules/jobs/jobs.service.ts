@@ -16,6 +16,7 @@ export const JOB_CADENCE: Readonly<Record<string, string>> = {
   'retry-callbacks': CronExpression.EVERY_MINUTE,
   'recheck-domains': CronExpression.EVERY_DAY_AT_3AM,
   'crm-sync': CronExpression.EVERY_HOUR,
+  'deliverability-alerts': CronExpression.EVERY_HOUR,
 };
 /** For a job missing from the table. */
 export const DEFAULT_JOB_CADENCE = CronExpression.EVERY_HOUR;

@@ -1,3 +1,6 @@
+import type { BounceCategory, BounceType } from '../deliverability/bounce-classifier';
+import type { MailboxProvider } from '../deliverability/mailbox-providers';
+
 /**
  * The clean log (resources.md "Clean log"): one record per message and recipient, built from
  * Postfix lines and enriched by mail-provider events. Shared by the LogIndex implementations,
@@ -53,6 +56,16 @@ export interface CleanRecord {
   events: CleanEvent[];
   /** The message of /api/v1/emails it belongs to (its uuid); null for SMTP mail. */
   emailId: string | null;
+  /**
+   * The mailbox provider (deliverability.md): by the recipient's domain or the next hop. Null
+   * only for a record built before providers were decided, until the backfill reaches it.
+   */
+  provider: MailboxProvider | null;
+  /** The bounce class of a failure (deliverability.md "Bounce classes"); null for any other outcome. */
+  bounceType: BounceType | null;
+  bounceCategory: BounceCategory | null;
+  /** The rule that decided the class, e.g. `gmail-unsolicited`. */
+  bounceRule: string | null;
 }
 
 /** Which records a report or a search covers: always a window on `lastEventAt`. */
@@ -69,6 +82,8 @@ export interface LogFilter {
   queueId?: string;
   /** A substring of the recipient, the sender, the message id or the queue id. */
   search?: string;
+  provider?: MailboxProvider;
+  bounceCategory?: BounceCategory;
 }
 
 export type StatusCounts = Record<CleanStatus, number>;

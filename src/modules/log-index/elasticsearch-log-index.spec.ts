@@ -50,6 +50,10 @@ function record(overrides: Partial<CleanRecord> = {}): CleanRecord {
     lastEventAt: new Date('2026-11-01T00:01:00Z'),
     events: [{ at: '2026-11-01T00:01:00.000Z', status: 'sent', dsn: '2.0.0', response: '250 Ok' }],
     emailId: null,
+    provider: 'other',
+    bounceType: null,
+    bounceCategory: null,
+    bounceRule: null,
     ...overrides,
   };
 }

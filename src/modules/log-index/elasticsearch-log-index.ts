@@ -65,6 +65,10 @@ export const CLEAN_LOG_MAPPING = {
     lastEventAt: { type: 'date' as const },
     events: { type: 'object' as const, enabled: false },
     emailId: keyword,
+    provider: keyword,
+    bounceType: keyword,
+    bounceCategory: keyword,
+    bounceRule: keyword,
   } satisfies Record<keyof CleanDocument, unknown>,
 };
 
@@ -283,6 +287,10 @@ export class ElasticsearchLogIndex extends LogIndex implements OnModuleInit {
     }
   }
 
+  unclassified(): Promise<CleanRecord[]> {
+    return Promise.resolve([]);
+  }
+
   async isUp(): Promise<boolean> {
     try {
       return await this.es.ping();
@@ -339,6 +347,8 @@ export function queryOf(f: LogFilter): QueryDslQueryContainer {
   term('senderDomain', f.senderDomain);
   term('messageId', f.messageId);
   term('queueId', f.queueId);
+  term('provider', f.provider);
+  term('bounceCategory', f.bounceCategory);
   if (f.search) {
     const value = `*${f.search.replace(/[*?\\]/g, (c) => `\\${c}`)}*`;
     filter.push({
@@ -379,6 +389,11 @@ function fromHit(hit: SearchHit<CleanDocument>): CleanRecord[] {
       firstSeenAt: new Date(stored.firstSeenAt),
       lastEventAt: new Date(stored.lastEventAt),
       events: stored.events ?? [],
+      // Documents written before deliverability.md have none of its fields.
+      provider: stored.provider ?? null,
+      bounceType: stored.bounceType ?? null,
+      bounceCategory: stored.bounceCategory ?? null,
+      bounceRule: stored.bounceRule ?? null,
     },
   ];
 }

@@ -69,6 +69,13 @@ export abstract class LogIndex {
    */
   abstract stream(filter: LogFilter, max: number): AsyncIterable<CleanRecord[]>;
 
+  /**
+   * Up to `limit` records built before providers and bounce classes were decided (deliverability.md),
+   * in id order, for the backfill. Elasticsearch answers none: its older documents are classified
+   * as they are read.
+   */
+  abstract unclassified(limit: number, em?: EntityManager): Promise<CleanRecord[]>;
+
   /** Whether the index answers. */
   abstract isUp(): Promise<boolean>;
 }

@@ -63,6 +63,17 @@ export class SqlLogIndex extends LogIndex {
     await this.rollUp.move(manager, records, before);
   }
 
+  async unclassified(limit: number, em?: EntityManager): Promise<CleanRecord[]> {
+    const repo = em ? em.getRepository(CleanLog) : this.logs;
+    // ix_clean_logs_unclassified holds exactly these rows.
+    return repo
+      .createQueryBuilder('log')
+      .where('log.provider IS NULL')
+      .orderBy('log.id')
+      .take(limit)
+      .getMany();
+  }
+
   async getMany(ids: string[], em?: EntityManager): Promise<CleanRecord[]> {
     if (!ids.length) return [];
     const repo = em ? em.getRepository(CleanLog) : this.logs;
@@ -253,6 +264,8 @@ export class SqlLogIndex extends LogIndex {
     if (f.senderDomain) qb.andWhere('log.sender_domain = :senderDomain', { senderDomain: f.senderDomain });
     if (f.messageId) qb.andWhere('log.message_id = :messageId', { messageId: f.messageId });
     if (f.queueId) qb.andWhere('log.queue_id = :queueId', { queueId: f.queueId });
+    if (f.provider) qb.andWhere('log.provider = :provider', { provider: f.provider });
+    if (f.bounceCategory) qb.andWhere('log.bounce_category = :category', { category: f.bounceCategory });
     if (f.search) {
       const pattern = containsPattern(f.search);
       qb.andWhere(

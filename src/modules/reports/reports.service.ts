@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Readable } from 'node:stream';
 import { csvLine } from '../../common/csv';
-import { BadRequestError, NotFoundError } from '../../common/errors/domain-error';
-import { DAY_MS, toDateWindow } from '../../common/validation/date-filter';
+import { deliverabilityOf } from '../deliverability/record-deliverability';
+import { NotFoundError } from '../../common/errors/domain-error';
+import { DAY_MS, reportWindow } from '../../common/validation/date-filter';
 import { AppConfig } from '../../config/app-config';
 import { CompaniesService } from '../companies/companies.service';
 import { CleanRecord, emptyCounts, LogCounts, LogFilter } from '../log-index/clean-record';
@@ -54,6 +55,10 @@ const CSV_COLUMNS = [
   'attempts',
   'opened',
   'clicked',
+  'provider',
+  'bounce_type',
+  'bounce_category',
+  'bounce_rule',
 ];
 
 /**
@@ -204,16 +209,13 @@ export class ReportsService {
       ...(q.messageId && { messageId: q.messageId.trim().replace(/^<(.*)>$/, '$1') }),
       ...(q.queueId && { queueId: q.queueId }),
       ...(q.search && { search: q.search }),
+      ...(q.provider && { provider: q.provider }),
+      ...(q.category && { bounceCategory: q.category }),
     };
   }
 
   private window(scope: ReportScope, q: ReportWindowQueryDto): LogFilter {
-    const { from, toExclusive } = toDateWindow(q.from, q.to);
-    if (!from || !toExclusive) throw new BadRequestError('from and to are required');
-    if (toExclusive.getTime() - from.getTime() > MAX_WINDOW_DAYS * DAY_MS) {
-      throw new BadRequestError(`The window from..to must not exceed ${MAX_WINDOW_DAYS} days`);
-    }
-    return { from, toExclusive, companyId: scope };
+    return { ...reportWindow(q.from, q.to, MAX_WINDOW_DAYS), companyId: scope };
   }
 }
 
@@ -268,10 +270,30 @@ function periodsOf(from: Date, toExclusive: Date, interval: ReportInterval): str
   return [...periods];
 }
 
-/** The record as the API shows it: without the index's own keys (company id, sender domain). */
+/**
+ * The record as the API shows it: without the index's own keys (company id, sender domain), its
+ * bounce class as one object. A record built before providers were decided is classified as it is
+ * read until the backfill reaches it.
+ */
 function toDto(record: CleanRecord): CleanLogDto {
-  const { companyId: _companyId, senderDomain: _senderDomain, ...dto } = record;
-  return dto;
+  const {
+    companyId: _companyId,
+    senderDomain: _senderDomain,
+    provider,
+    bounceType,
+    bounceCategory,
+    bounceRule,
+    ...dto
+  } = record;
+  const decided = provider ? { provider, bounceType, bounceCategory, bounceRule } : deliverabilityOf(record);
+  return {
+    ...dto,
+    provider: decided.provider,
+    bounce:
+      decided.bounceType && decided.bounceCategory && decided.bounceRule
+        ? { type: decided.bounceType, category: decided.bounceCategory, rule: decided.bounceRule }
+        : null,
+  };
 }
 
 function csvRow(r: CleanRecord): string {
@@ -292,5 +314,11 @@ function csvRow(r: CleanRecord): string {
     String(r.attempts),
     String(r.opened),
     String(r.clicked),
+    ...csvDeliverability(r),
   ]);
+}
+
+function csvDeliverability(r: CleanRecord): string[] {
+  const d = r.provider ? r : deliverabilityOf(r);
+  return [d.provider ?? '', d.bounceType ?? '', d.bounceCategory ?? '', d.bounceRule ?? ''];
 }

@@ -1,5 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { DATETIME } from '../../../database/column-types';
+import type { BounceCategory, BounceType } from '../../deliverability/bounce-classifier';
+import type { MailboxProvider } from '../../deliverability/mailbox-providers';
 import type { CleanEvent, CleanRecord, CleanStatus } from '../clean-record';
 
 const json = {
@@ -91,4 +93,16 @@ export class CleanLog implements CleanRecord {
 
   @Column({ type: 'varchar', length: 36, nullable: true })
   emailId: string | null;
+
+  @Column({ type: 'varchar', length: 16, nullable: true })
+  provider: MailboxProvider | null;
+
+  @Column({ type: 'varchar', length: 8, nullable: true })
+  bounceType: BounceType | null;
+
+  @Column({ type: 'varchar', length: 32, nullable: true })
+  bounceCategory: BounceCategory | null;
+
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  bounceRule: string | null;
 }

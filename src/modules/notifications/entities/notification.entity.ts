@@ -17,6 +17,7 @@ export const NOTIFICATION_TYPES = [
   'billing.amount_mismatch',
   'broadcast',
   'webhook.disabled',
+  'deliverability.alert',
 ] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 

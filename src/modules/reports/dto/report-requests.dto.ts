@@ -3,6 +3,8 @@ import { IsIn, IsInt, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'cla
 import { IsDateFilter } from '../../../common/validation/date-filter';
 import { Omittable } from '../../../common/validation/presence';
 import { QueryInt } from '../../../common/validation/query-transforms';
+import { BOUNCE_CATEGORIES, type BounceCategory } from '../../deliverability/bounce-classifier';
+import { MAILBOX_PROVIDERS, type MailboxProvider } from '../../deliverability/mailbox-providers';
 import { CLEAN_STATUSES, type CleanStatus } from '../../log-index/clean-record';
 
 export const REPORT_INTERVALS = ['day', 'week', 'month'] as const;
@@ -77,6 +79,18 @@ export class LogFilterQueryDto extends ReportWindowQueryDto {
   @IsString()
   @MaxLength(200)
   search?: string;
+
+  /** Only records of this mailbox provider (deliverability.md "Mailbox providers"). */
+  @ApiPropertyOptional({ enum: MAILBOX_PROVIDERS })
+  @Omittable()
+  @IsIn(MAILBOX_PROVIDERS)
+  provider?: MailboxProvider;
+
+  /** Only failures of this bounce category (deliverability.md "Bounce classes"). */
+  @ApiPropertyOptional({ enum: BOUNCE_CATEGORIES })
+  @Omittable()
+  @IsIn(BOUNCE_CATEGORIES)
+  category?: BounceCategory;
 }
 
 export class LogsQueryDto extends LogFilterQueryDto {

@@ -1,3 +1,10 @@
+import {
+  BOUNCE_CATEGORIES,
+  type BounceCategory,
+  type BounceType,
+} from '../../deliverability/bounce-classifier';
+import { BOUNCE_TYPES } from '../../deliverability/record-deliverability';
+import { MAILBOX_PROVIDERS, type MailboxProvider } from '../../deliverability/mailbox-providers';
 import { ApiProperty } from '@nestjs/swagger';
 import { CLEAN_STATUSES, type CleanStatus } from '../../log-index/clean-record';
 
@@ -42,6 +49,15 @@ export class CleanEventDto {
   @ApiProperty({ type: String, nullable: true }) response: string | null;
 }
 
+/** Why a failure failed (deliverability.md "Bounce classes"). */
+export class BounceDto {
+  /** `hard`: the recipient is the problem; `soft`: temporary; `block`: the sender is the problem. */
+  @ApiProperty({ enum: BOUNCE_TYPES }) type: BounceType;
+  @ApiProperty({ enum: BOUNCE_CATEGORIES }) category: BounceCategory;
+  /** The rule that matched, e.g. `gmail-unsolicited`, `rfc3463-5.1.1`. */
+  rule: string;
+}
+
 /** One clean record (resources.md "Clean log"). */
 export class CleanLogDto {
   /** SHA-256 of host + queue id + recipient (64 hex characters). */
@@ -71,6 +87,10 @@ export class CleanLogDto {
   @ApiProperty({ type: [CleanEventDto] }) events: CleanEventDto[];
   /** The message of `/api/v1/emails` it belongs to; null for SMTP mail. */
   @ApiProperty({ type: String, format: 'uuid', nullable: true }) emailId: string | null;
+  /** The mailbox provider: by the recipient's domain, else by the next hop. */
+  @ApiProperty({ enum: MAILBOX_PROVIDERS }) provider: MailboxProvider;
+  /** For a failure (`deferred`, `bounced`, `expired`); null otherwise. */
+  @ApiProperty({ type: BounceDto, nullable: true }) bounce: BounceDto | null;
 }
 
 export class LogsMetaDto {
