@@ -21,6 +21,8 @@ import { createTestApp, TestApp } from './support/test-app';
 import { WebhookReceiver } from './support/webhook-receiver';
 
 const LOG_KEY = 'log-shipper-key-for-deliverability-tests-0123';
+const PROVIDER_USER = 'provider-hooks';
+const PROVIDER_PASSWORD = 'provider-hooks-password-0123456789';
 const HOUR = 3_600_000;
 jest.setTimeout(120_000);
 
@@ -110,7 +112,13 @@ describe('Deliverability (deliverability.md)', () => {
     receiver = new WebhookReceiver();
     await receiver.start();
     t = await createTestApp({
-      env: { LOG_SHIPPER_API_KEY: LOG_KEY, LOG_TIMEZONE: 'UTC', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+      env: {
+        LOG_SHIPPER_API_KEY: LOG_KEY,
+        LOG_TIMEZONE: 'UTC',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        MAIL_PROVIDER_WEBHOOK_USER: PROVIDER_USER,
+        MAIL_PROVIDER_WEBHOOK_PASSWORD: PROVIDER_PASSWORD,
+      },
     });
     admin = await createAdmin(t, 'superAdmin');
   });
@@ -472,6 +480,66 @@ describe('Deliverability (deliverability.md)', () => {
       const bad = await get(shop.owner.accessToken, '/api/v1/reports/alerts?state=closed');
       expect(bad.status).toBe(400);
     });
+  });
+
+  it('a provider’s bounce: its own hard or soft when no rule knows the reply; a blocklist refusal stays a block and suppresses nobody', async () => {
+    const { company } = await customer();
+    const relay = 'smtp.sparkpostmail.com[52.1.1.1]:587';
+    const lines = ['SPX-1', 'SPX-2'].flatMap((id, n) =>
+      messageLines(company.relayUsername, new Date(Date.now() - HOUR), {
+        to: `p${n}@example.org`,
+        relay,
+        dsn: '2.0.0',
+        status: 'sent',
+        reply: `250 2.0.0 Ok: queued as ${id}`,
+      }),
+    );
+    await postLogs(lines);
+    const bounce = (id: string, to: string, bounceClass: string, reason: string) => ({
+      msys: {
+        message_event: {
+          type: 'bounce',
+          event_id: `ev-${id}`,
+          message_id: id,
+          rcpt_to: to,
+          timestamp: String(Math.floor(Date.now() / 1000)),
+          bounce_class: bounceClass,
+          raw_reason: reason,
+        },
+      },
+    });
+    const res = await t
+      .http()
+      .post('/callback/mail-provider')
+      .auth(PROVIDER_USER, PROVIDER_PASSWORD)
+      .send([
+        bounce(
+          'SPX-1',
+          'p0@example.org',
+          '10',
+          'smtp; 550 Requested action not taken: mailbox name not allowed',
+        ),
+        bounce(
+          'SPX-2',
+          'p1@example.org',
+          '10',
+          '554 5.7.1 Service unavailable; Client host [52.1.1.1] blocked using zen.spamhaus.org',
+        ),
+      ]);
+    expect([res.status, res.body.data]).toEqual([200, { accepted: 2, duplicates: 0, skipped: 0 }]);
+    const records = await t.dataSource.getRepository(CleanLog).findBy({ companyId: company.id });
+    expect(
+      records
+        .map((r) => [r.to, r.status, r.bounceType, r.bounceCategory])
+        .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    ).toEqual([
+      ['p0@example.org', 'bounced', 'hard', 'other'],
+      ['p1@example.org', 'bounced', 'block', 'reputation'],
+    ]);
+    const entries = await t.dataSource.getRepository(SuppressionEntry).findBy({ companyId: company.id });
+    expect(entries.map((e) => [e.email, e.reason, e.source])).toEqual([
+      ['p0@example.org', 'hard_bounce', 'mail_provider'],
+    ]);
   });
 
   it('records built before deliverability existed are classified by the job, once, and counted', async () => {

@@ -1,5 +1,5 @@
 import type { CleanStatus } from '../log-index/clean-record';
-import { BounceCategory, BounceType, classifyBounce } from './bounce-classifier';
+import { Bounce, BounceCategory, BounceType, classifyBounce } from './bounce-classifier';
 import { MailboxProvider, providerOf } from './mailbox-providers';
 
 /** The bounce types of deliverability.md, for validation and the OpenAPI document. */
@@ -28,10 +28,31 @@ export function deliverabilityOf(r: {
   dsn: string | null;
   response: string | null;
   relay: string | null;
+  /** A mail provider's own verdict when its bounce event decided the outcome (`hard` / `soft`). */
+  providerBounceKind?: string | null;
 }): RecordDeliverability {
   const provider = providerOf(r.to, r.relay);
   if (!FAILED_STATUSES.has(r.status))
     return { provider, bounceType: null, bounceCategory: null, bounceRule: null };
-  const bounce = classifyBounce({ dsn: r.dsn, response: r.response, relay: r.relay });
+  const bounce = providerEventBounce(r.providerBounceKind ?? null, r.dsn, r.response, r.relay);
   return { provider, bounceType: bounce.type, bounceCategory: bounce.category, bounceRule: bounce.rule };
+}
+
+/**
+ * The class of a reply a mail provider reported with its own verdict: the rules first (a block
+ * stays a block whatever the provider calls it: it must never suppress the recipient); when none
+ * matched, the provider's hard or soft rather than the reply's class alone.
+ */
+export function providerEventBounce(
+  kind: string | null,
+  dsn: string | null,
+  response: string | null,
+  relay: string | null = null,
+): Bounce {
+  const bounce = classifyBounce({ dsn, response, relay });
+  if (bounce.category !== 'other') return bounce;
+  if (kind === 'hard' || kind === 'soft') return { type: kind, category: 'other', rule: `provider-${kind}` };
+  // SparkPost's block classes (50–54): the receiving side refused the sender.
+  if (kind === 'block') return { type: 'block', category: 'policy', rule: 'provider-block' };
+  return bounce;
 }

@@ -112,6 +112,8 @@ export function buildQueuedRecord(
   }
   let opened = false;
   let clicked = false;
+  /** The provider's bounce that decided the outcome: its own verdict and code, not Postfix's. */
+  let providerBounce: ProviderFact | null = null;
   for (const event of [...providerEvents].sort(eventOrder)) {
     events.push({ at: event.at.toISOString(), status: event.type, dsn: event.dsn, response: event.reason });
     if (event.type === 'opened') opened = true;
@@ -123,6 +125,7 @@ export function buildQueuedRecord(
       status = 'bounced';
       dsn = event.dsn ?? dsn;
       response = event.reason ?? response;
+      providerBounce = event;
     }
   }
   events.sort((a, b) => a.at.localeCompare(b.at));
@@ -158,7 +161,18 @@ export function buildQueuedRecord(
     lastEventAt: new Date(Math.max(...times.map((t) => t.getTime()))),
     events,
     emailId: null,
-    ...deliverabilityOf({ status, to: recipient, dsn, response, relay }),
+    ...deliverabilityOf(
+      providerBounce
+        ? {
+            status,
+            to: recipient,
+            dsn: providerBounce.dsn,
+            response,
+            relay,
+            providerBounceKind: providerBounce.bounceKind,
+          }
+        : { status, to: recipient, dsn, response, relay },
+    ),
   };
 }
 

@@ -21,7 +21,7 @@ import { RebuildTargets } from './rebuild-targets';
 import { QuotaCountedRecord } from './entities/quota-counted-record.entity';
 import { recordWebhookEvents } from './record-webhook-events';
 import { DeliverabilityRollUp } from '../deliverability/deliverability-roll-up';
-import { deliverabilityOf } from '../deliverability/record-deliverability';
+import { deliverabilityOf, providerEventBounce } from '../deliverability/record-deliverability';
 import { EmailLinks } from '../emails/email-links';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
 
@@ -135,11 +135,7 @@ export class DeliveryRecordsService {
       changed.map((b) => b.record),
       before,
     );
-    await this.suppressHardBounces(
-      em,
-      changed.map((b) => b.record),
-      before,
-    );
+    await this.suppressHardBounces(em, changed, before);
     await this.applyProviderEvents(em, changed);
     await this.webhooks.emit(
       em,
@@ -290,17 +286,20 @@ export class DeliveryRecordsService {
   }
 
   /**
-   * A record that has just become a hard bounce (deliverability.md: the recipient is the problem)
-   * suppresses its recipient for its company (`source: log`); a block (the sender is) never does.
+   * A record that Postfix's log has just made a hard bounce (deliverability.md: the recipient is
+   * the problem) suppresses its recipient for its company (`source: log`); a block (the sender
+   * is) never does.
    */
   private async suppressHardBounces(
     em: EntityManager,
-    records: CleanRecord[],
+    changed: Array<{ record: CleanRecord; matched: StoredProviderEvent[] }>,
     before: Map<string, CleanRecord>,
   ): Promise<void> {
     const byCompany = new Map<number, string[]>();
-    for (const r of records) {
+    for (const { record: r, matched } of changed) {
       if (r.companyId === null || r.status !== 'bounced' || before.get(r.id)?.status === 'bounced') continue;
+      // A provider's bounce suppresses as the provider's (applyProviderEvents), not as the log's.
+      if (matched.some((e) => e.type === 'bounced')) continue;
       if (r.bounceType !== 'hard') continue;
       byCompany.set(r.companyId, [...(byCompany.get(r.companyId) ?? []), r.to]);
     }
@@ -328,7 +327,7 @@ export class DeliveryRecordsService {
           ? 'complaint'
           : e.type === 'unsubscribed'
             ? 'unsubscribe'
-            : e.type === 'bounced' && e.bounceKind === 'hard'
+            : e.type === 'bounced' && providerEventBounce(e.bounceKind, e.dsn, e.reason).type === 'hard'
               ? 'hard_bounce'
               : null;
       if (!reason) continue;
