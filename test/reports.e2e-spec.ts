@@ -276,7 +276,7 @@ describe('Delivery reports (/api/v1/reports, /api/v1/admins/reports)', () => {
     expect(res.headers['content-disposition']).toContain('delivery-logs.csv');
     const lines = res.text.trim().split('\n');
     expect(lines[0]).toBe(
-      'id,last_event_at,first_seen_at,status,from,to,message_id,queue_id,dsn,response,relay,delay,size,attempts,opened,clicked',
+      'id,last_event_at,first_seen_at,status,from,to,message_id,queue_id,dsn,response,relay,delay,size,attempts,opened,clicked,provider,bounce_type,bounce_category,bounce_rule',
     );
     expect(lines).toHaveLength(6);
     expect(lines.find((l) => l.includes('c@example.net'))).toContain(

@@ -448,14 +448,24 @@ const MATRIX: MatrixEntry[] = [
     status: 200,
     allowed: MONEY,
   },
-  ...(['summary', 'logs', 'companies'] as const).map((report): MatrixEntry => ({
+  ...(['summary', 'logs', 'companies', 'providers', 'bounce-categories'] as const).map(
+    (report): MatrixEntry => ({
+      row: DELIVERY_REPORTS,
+      method: 'get',
+      route: `/api/v1/admins/reports/${report}`,
+      path: () => `/api/v1/admins/reports/${report}?from=2026-01-01&to=2026-12-31`,
+      status: 200,
+      allowed: ALL,
+    }),
+  ),
+  {
     row: DELIVERY_REPORTS,
     method: 'get',
-    route: `/api/v1/admins/reports/${report}`,
-    path: () => `/api/v1/admins/reports/${report}?from=2026-01-01&to=2026-12-31`,
+    route: '/api/v1/admins/reports/alerts',
+    path: () => '/api/v1/admins/reports/alerts?state=open',
     status: 200,
     allowed: ALL,
-  })),
+  },
   {
     row: REVENUE,
     method: 'get',

@@ -69,6 +69,20 @@ const BY_NAME: Record<string, unknown> = {
   reason: 'manual',
   detail: 'Asked to be removed by phone',
   url: 'https://hooks.acme.co.id/relay',
+  sent: 9500,
+  delivered: 9200,
+  deferred: 40,
+  complained: 3,
+  count: 12,
+  hard: 120,
+  soft: 25,
+  block: 12,
+  bounceRate: 0.016,
+  complaintRate: 0.0003,
+  value: 0.012,
+  threshold: 0.01,
+  rule: 'gmail-auth-5.7.26',
+  response: '550 5.7.26 This mail has been blocked because the sender is unauthenticated.',
 };
 
 /** Examples by format, for the properties no name above covers. */
