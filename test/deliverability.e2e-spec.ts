@@ -482,6 +482,61 @@ describe('Deliverability (deliverability.md)', () => {
     });
   });
 
+  it('a hard-bounce rate rising from warning to critical updates the one alert and tells the owners again', async () => {
+    const { owner, company } = await customer();
+    const user = await t.dataSource.getRepository(User).findOneByOrFail({ uuid: owner.userUuid });
+    const at = new Date(Date.now() - 2 * HOUR);
+    const send = (from: number, count: number, hard: number) =>
+      postLogs(
+        Array.from({ length: count }, (_, i) => i + from).flatMap((i) =>
+          messageLines(
+            company.relayUsername,
+            at,
+            i - from < hard
+              ? {
+                  to: `h${i}@yahoo.com`,
+                  relay: OTHER_MX,
+                  dsn: '5.1.1',
+                  status: 'bounced',
+                  reply: '550 5.1.1 <x>: user unknown',
+                }
+              : {
+                  to: `h${i}@yahoo.com`,
+                  relay: OTHER_MX,
+                  dsn: '2.0.0',
+                  status: 'sent',
+                  reply: '250 2.0.0 Ok',
+                },
+          ),
+        ),
+      );
+    const service = t.app.get(DeliverabilityAlertsService);
+    const alertsOf = () => t.dataSource.getRepository(DeliverabilityAlert).findBy({ companyId: company.id });
+    const told = () =>
+      t.dataSource.getRepository(Notification).findBy({ userId: user.id, type: 'deliverability.alert' });
+
+    await send(0, 100, 3); // 3 % hard bounces at Yahoo: a warning
+    await service.evaluate();
+    expect((await alertsOf()).map((a) => [a.provider, a.kind, a.level, a.value])).toEqual([
+      ['yahoo', 'hard-bounce-rate', 'warning', 0.03],
+    ]);
+    expect((await told()).map((n) => n.data?.level)).toEqual(['warning']);
+    await service.evaluate();
+    expect(await told()).toHaveLength(1);
+
+    await send(100, 100, 9); // 12 of 200: 6 %, critical
+    await service.evaluate();
+    const [alert] = await alertsOf();
+    expect([alert.level, alert.value, alert.threshold, alert.resolvedAt]).toEqual([
+      'critical',
+      0.06,
+      0.05,
+      null,
+    ]);
+    expect(await alertsOf()).toHaveLength(1);
+    expect((await told()).map((n) => n.data?.level).sort()).toEqual(['critical', 'warning']);
+  });
+
   it('a provider’s bounce: its own hard or soft when no rule knows the reply; a blocklist refusal stays a block and suppresses nobody', async () => {
     const { company } = await customer();
     const relay = 'smtp.sparkpostmail.com[52.1.1.1]:587';
