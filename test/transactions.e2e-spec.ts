@@ -133,6 +133,50 @@ describe('Transactions and the work of other requests', () => {
     expect((await tokens.find()).map((r) => r.tokenHash[0])).toEqual(['e']);
   });
 
+  describe('before-commit work', () => {
+    it('runs inside the transaction after its work, in the order registered, before the after-commit callbacks', async () => {
+      const order: string[] = [];
+      await transactions.run(async (manager, tx) => {
+        await transactions.beforeCommit(manager, async () => {
+          order.push(`first sees ${await manager.count(RevokedRefreshToken)}`);
+          // Work registered by finishing work runs too, still before the commit.
+          await transactions.beforeCommit(manager, async () => {
+            await manager.insert(RevokedRefreshToken, row('bc2'));
+            order.push('registered while finishing');
+          });
+        });
+        await transactions.beforeCommit(manager, () => Promise.resolve(order.push('second')));
+        tx.afterCommit(() => order.push('after commit'));
+        await manager.insert(RevokedRefreshToken, row('bc1'));
+        order.push('work done');
+      });
+      expect(order).toEqual([
+        'work done',
+        'first sees 1',
+        'second',
+        'registered while finishing',
+        'after commit',
+      ]);
+      expect(await tokens.count()).toBe(2);
+    });
+
+    it('rolls the whole transaction back when it fails', async () => {
+      await expect(
+        transactions.run(async (manager) => {
+          await manager.insert(RevokedRefreshToken, row('bc3'));
+          await transactions.beforeCommit(manager, () => Promise.reject(new Error('finishing failed')));
+        }),
+      ).rejects.toThrow('finishing failed');
+      expect(await tokens.count()).toBe(0);
+    });
+
+    it('runs at once outside any transaction', async () => {
+      let ran = false;
+      await transactions.beforeCommit(undefined, () => Promise.resolve((ran = true)));
+      expect(ran).toBe(true);
+    });
+  });
+
   describe('after-commit callbacks', () => {
     it('run once the transaction has committed, when its writes are visible to everyone', async () => {
       const seen: number[] = [];

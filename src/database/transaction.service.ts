@@ -17,6 +17,9 @@ export interface TransactionScope {
   afterCommit(fn: AfterCommit): void;
 }
 
+/** Work for the end of a transaction, inside it (see TransactionService.beforeCommit). */
+export type BeforeCommit = () => Promise<unknown>;
+
 interface SqliteReaderStatement {
   raw(toggle: boolean): SqliteReaderStatement;
   all(...params: unknown[]): ReadRow[];
@@ -34,6 +37,8 @@ const ROW_LOCKING_PERMITS = 4;
 
 interface OpenTransaction {
   callbacks: AfterCommit[];
+  /** Writes deferred to the end of the work (beforeCommit), in the order registered. */
+  finishing: BeforeCommit[];
   state: 'open' | 'committed' | 'rolled_back';
 }
 
@@ -92,7 +97,7 @@ export class TransactionService implements BeforeApplicationShutdown, OnApplicat
    */
   async run<T>(work: (manager: EntityManager, scope: TransactionScope) => Promise<T>): Promise<T> {
     const outer = this.current.getStore();
-    const tx: OpenTransaction = { callbacks: [], state: 'open' };
+    const tx: OpenTransaction = { callbacks: [], finishing: [], state: 'open' };
     const scope: TransactionScope = { afterCommit: (fn) => this.register(tx, fn) };
     let result: T;
     try {
@@ -102,7 +107,10 @@ export class TransactionService implements BeforeApplicationShutdown, OnApplicat
           const enclosing = this.byManager.get(manager);
           this.byManager.set(manager, tx);
           try {
-            return await work(manager, scope);
+            const done = await work(manager, scope);
+            // Registered work may register more: all of it runs before the commit.
+            for (let next = tx.finishing.shift(); next; next = tx.finishing.shift()) await next();
+            return done;
           } finally {
             if (enclosing?.state === 'open') this.byManager.set(manager, enclosing);
           }
@@ -139,6 +147,22 @@ export class TransactionService implements BeforeApplicationShutdown, OnApplicat
       );
     }
     this.detach(fn);
+  }
+
+  /**
+   * Runs `fn` inside the transaction of `manager` once its work has returned, just before the
+   * commit (in the order registered; a failure rolls the transaction back). For writes to rows
+   * that many transactions update (counters, roll-up cells): a row lock is held from the write to
+   * the commit, so the later the write, the less the others wait for it. Without a manager, or
+   * with one outside any transaction, `fn` runs now.
+   */
+  async beforeCommit(manager: EntityManager | undefined, fn: BeforeCommit): Promise<void> {
+    const tx = manager && this.byManager.get(manager);
+    if (tx?.state === 'open') {
+      tx.finishing.push(fn);
+      return;
+    }
+    await fn();
   }
 
   /**

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { SqlDialect } from '../../database/sql-dialect';
+import { TransactionService } from '../../database/transaction.service';
 import { CompanyAttribution } from '../attribution/company-attribution.service';
 import { CompanyStateService } from '../companies/company-state.service';
 import type { CleanRecord } from '../log-index/clean-record';
@@ -52,6 +53,7 @@ export class DeliveryRecordsService {
     private readonly webhooks: WebhookOutbox,
     private readonly emailLinks: EmailLinks,
     private readonly deliverability: DeliverabilityRollUp,
+    private readonly transactions: TransactionService,
   ) {}
 
   /**
@@ -125,10 +127,14 @@ export class DeliveryRecordsService {
       [...before.values()],
       em,
     );
-    await this.deliverability.move(
-      em,
-      changed.map((b) => b.record),
-      before,
+    // The roll-up's cells and the companies' counters are rows every concurrent batch updates:
+    // written at the end of the transaction, so that their locks are held the shortest time.
+    await this.transactions.beforeCommit(em, () =>
+      this.deliverability.move(
+        em,
+        changed.map((b) => b.record),
+        before,
+      ),
     );
     await this.countUsage(
       em,
@@ -273,6 +279,7 @@ export class DeliveryRecordsService {
       if (stored && stored.companyId === r.companyId && COUNTED_STATUSES.has(stored.status)) continue;
       byCompany.set(r.companyId, [...(byCompany.get(r.companyId) ?? []), r]);
     }
+    const usage: Array<{ companyId: number; counted: number; latest: Date }> = [];
     for (const [companyId, list] of byCompany) {
       const counted = await this.dialect.insertMany(
         em,
@@ -281,8 +288,13 @@ export class DeliveryRecordsService {
         'ignore',
       );
       const latest = list.reduce((a, b) => (a.lastEventAt > b.lastEventAt ? a : b)).lastEventAt;
-      await this.companyState.recordUsage(companyId, counted, latest, em);
+      usage.push({ companyId, counted, latest });
     }
+    // In company order: two batches of the same companies lock their rows in the same order.
+    usage.sort((a, b) => a.companyId - b.companyId);
+    await this.transactions.beforeCommit(em, async () => {
+      for (const u of usage) await this.companyState.recordUsage(u.companyId, u.counted, u.latest, em);
+    });
   }
 
   /**

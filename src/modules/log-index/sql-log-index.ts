@@ -6,6 +6,7 @@ import { containsPattern } from '../../common/search';
 import { chunks } from '../../database/chunks';
 import { EntityRowReader } from '../../database/entity-row-reader';
 import { SqlDialect } from '../../database/sql-dialect';
+import { TransactionService } from '../../database/transaction.service';
 import { CleanLogRollUp, CountRow, groupCounts, rollUpAnswers } from './clean-log-roll-up';
 import { CleanRecord, LogCounts, LogFilter, LogPosition } from './clean-record';
 import { CleanLog } from './entities/clean-log.entity';
@@ -36,6 +37,7 @@ export class SqlLogIndex extends LogIndex {
     @InjectRepository(CleanLog) private readonly logs: Repository<CleanLog>,
     private readonly rollUp: CleanLogRollUp,
     private readonly dialect: SqlDialect,
+    private readonly transactions: TransactionService,
   ) {
     super();
     this.streamed = new EntityRowReader(logs.manager.connection, CleanLog, 'log', ['events']);
@@ -60,7 +62,8 @@ export class SqlLogIndex extends LogIndex {
       ));
     const before = new Map(stored.map((r) => [r.id, r]));
     await this.dialect.insertMany(manager, CleanLog, records, { key: ['id'], update: this.updated });
-    await this.rollUp.move(manager, records, before);
+    // Roll-up cells are shared by every concurrent batch of a company and day: moved last.
+    await this.transactions.beforeCommit(em, () => this.rollUp.move(manager, records, before));
   }
 
   async unclassified(limit: number, em?: EntityManager): Promise<CleanRecord[]> {
