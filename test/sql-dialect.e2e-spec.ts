@@ -443,6 +443,32 @@ describe('SqlDialect', () => {
       ]);
     });
 
+    it('updateEach adds `add` fields to each row’s own value, concurrent additions all kept', async () => {
+      const [a, b] = webhooks;
+      const rows = [...(await pending(a, 1)), ...(await pending(b, 1))];
+      await Promise.all(
+        [1, 2, 3].map((n) =>
+          transactions.run((em) =>
+            dialect.updateEach(
+              em,
+              WebhookDelivery,
+              rows.map((row, i) => ({
+                match: { id: row.id },
+                set: { lastBody: `last ${i}` },
+                add: { attempts: n * (i + 1) },
+              })),
+              'id',
+            ),
+          ),
+        ),
+      );
+      const after = await deliveries();
+      expect(after.map((d) => [d.attempts, d.lastBody])).toEqual([
+        [6, 'last 0'],
+        [12, 'last 1'],
+      ]);
+    });
+
     it('claimReady takes the first ready rows in order, a value given as SQL computed for each row', async () => {
       const [a, b] = webhooks;
       const waiting = await pending(a, 3);

@@ -66,6 +66,8 @@ export interface GroupedClaim<T> {
 export interface RowUpdate<T> {
   match: Partial<T>;
   set: Partial<T>;
+  /** Numbers added to the row's own (`n = n + value`): counters moved by many writers at once. */
+  add?: Partial<Record<keyof T & string, number>>;
 }
 
 /** SQLite's bound on the arms of one compound SELECT is 500. */
@@ -411,7 +413,8 @@ export class SqlDialect {
   /**
    * Updates many rows, each with values of its own, in one statement: every row gives the same
    * `match` fields (which find it) and `set` fields (what it becomes). A row whose match finds
-   * nothing is passed over. Answers the `returning` field of each row updated. PostgreSQL gets
+   * nothing is passed over; `add` fields are added to the row's own values. Answers the
+   * `returning` field of each row updated. PostgreSQL gets
    * one array per field (`FROM unnest(…)`), SQLite a VALUES list (`UPDATE … FROM`). Values are
    * bound as insertMany binds them; no listener runs (give `updatedAt` when it should move).
    */
@@ -430,13 +433,22 @@ export class SqlDialect {
     const fields = [
       ...Object.keys(rows[0].match).map((f) => ({ f, part: 'match' as const, name: `m${f}` })),
       ...Object.keys(rows[0].set).map((f) => ({ f, part: 'set' as const, name: `s${f}` })),
+      ...Object.keys(rows[0].add ?? {}).map((f) => ({ f, part: 'add' as const, name: `a${f}` })),
     ].map((x) => ({ ...x, column: columnOf(x.f) }));
     const names = fields.map((x) => escape(x.name)).join(', ');
     const valueOf = (row: RowUpdate<T>, x: (typeof fields)[number]): unknown =>
-      (driver.preparePersistentValue(row[x.part][x.f as keyof T], x.column) as unknown) ?? null;
+      (driver.preparePersistentValue(
+        (row[x.part] as Partial<T> | undefined)?.[x.f as keyof T],
+        x.column,
+      ) as unknown) ?? null;
     const assignments = fields
-      .filter((x) => x.part === 'set')
-      .map((x) => `${escape(x.column.databaseName)} = v.${escape(x.name)}`)
+      .filter((x) => x.part !== 'match')
+      .map((x) => {
+        const column = escape(x.column.databaseName);
+        return x.part === 'add'
+          ? `${column} = ${table}.${column} + v.${escape(x.name)}`
+          : `${column} = v.${escape(x.name)}`;
+      })
       .join(', ');
     const matches = fields
       .filter((x) => x.part === 'match')

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { BadRequestError, ConflictError, NotFoundError } from '../../common/errors/domain-error';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { SqlDialect } from '../../database/sql-dialect';
@@ -249,19 +249,48 @@ export class CompanyStateService {
     /** The caller's transaction: the count commits with the work it counts; notifications follow the commit. */
     em?: EntityManager,
   ): Promise<void> {
-    if (count <= 0) return;
+    await this.recordUsages([{ companyId, count, at }], em);
+  }
+
+  /**
+   * Adds messages to several companies' `used` and usage days at once: one statement for the
+   * companies, one for their days and one read of what the thresholds need, however many
+   * companies a log batch names (each statement holds rows other batches wait for).
+   */
+  async recordUsages(
+    usage: ReadonlyArray<{ companyId: number; count: number; at: Date }>,
+    em?: EntityManager,
+  ): Promise<void> {
+    const counted = usage
+      .filter((u) => u.count > 0)
+      .map((u) => ({ ...u, count: Math.floor(u.count) }))
+      .sort((a, b) => a.companyId - b.companyId);
+    if (!counted.length) return;
     const manager = em ?? this.dataSource.manager;
-    await manager
-      .createQueryBuilder()
-      .update(Company)
-      .set({ used: () => 'used + :count' })
-      .where('id = :id', { id: companyId, count: Math.floor(count) })
-      .execute();
-    await this.dialect.addToCounters(manager, CompanyUsageDay, [
-      { key: { companyId, day: at.toISOString().slice(0, 10) }, add: { count: Math.floor(count) } },
-    ]);
-    const company = await manager.getRepository(Company).findOne({
-      where: { id: companyId },
+    const now = new Date();
+    const byCompany = new Map<number, number>();
+    const byDay = new Map<string, { companyId: number; day: string; count: number }>();
+    for (const u of counted) {
+      byCompany.set(u.companyId, (byCompany.get(u.companyId) ?? 0) + u.count);
+      const day = u.at.toISOString().slice(0, 10);
+      const key = `${u.companyId}\n${day}`;
+      const cell = byDay.get(key) ?? { companyId: u.companyId, day, count: 0 };
+      cell.count += u.count;
+      byDay.set(key, cell);
+    }
+    await this.dialect.updateEach(
+      manager,
+      Company,
+      [...byCompany].map(([id, n]) => ({ match: { id }, set: { updatedAt: now }, add: { used: n } })),
+      'id',
+    );
+    await this.dialect.addToCounters(
+      manager,
+      CompanyUsageDay,
+      [...byDay.values()].map(({ companyId, day, count }) => ({ key: { companyId, day }, add: { count } })),
+    );
+    const companies = await manager.getRepository(Company).find({
+      where: { id: In([...byCompany.keys()]) },
       select: {
         id: true,
         uuid: true,
@@ -271,10 +300,11 @@ export class CompanyStateService {
         quotaWarnedAt100: true,
       },
     });
-    if (!company) return;
-    this.changed(em, company, 'usage');
-    if (em) this.transactions.afterCommit(em, () => this.warnOnThresholds(company));
-    else await this.warnOnThresholds(company);
+    for (const company of companies) {
+      this.changed(em, company, 'usage');
+      if (em) this.transactions.afterCommit(em, () => this.warnOnThresholds(company));
+      else await this.warnOnThresholds(company);
+    }
   }
 
   /** Announces the change once the transaction of `em` commits (at once without one). */

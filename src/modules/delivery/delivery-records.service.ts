@@ -290,11 +290,12 @@ export class DeliveryRecordsService {
       const latest = list.reduce((a, b) => (a.lastEventAt > b.lastEventAt ? a : b)).lastEventAt;
       usage.push({ companyId, counted, latest });
     }
-    // In company order: two batches of the same companies lock their rows in the same order.
-    usage.sort((a, b) => a.companyId - b.companyId);
-    await this.transactions.beforeCommit(em, async () => {
-      for (const u of usage) await this.companyState.recordUsage(u.companyId, u.counted, u.latest, em);
-    });
+    await this.transactions.beforeCommit(em, () =>
+      this.companyState.recordUsages(
+        usage.map((u) => ({ companyId: u.companyId, count: u.counted, at: u.latest })),
+        em,
+      ),
+    );
   }
 
   /**
