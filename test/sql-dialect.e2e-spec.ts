@@ -22,7 +22,8 @@ describe('SqlDialect', () => {
   let company: Company;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // The claim specs' deliveries are due: the app's own dispatcher must not take them meanwhile.
+    t = await createTestApp({ env: { WEBHOOK_DISPATCHER: 'false' } });
     dialect = t.app.get(SqlDialect);
     transactions = t.app.get(TransactionService);
     const user = await createActiveUser(t);
