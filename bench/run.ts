@@ -21,9 +21,16 @@
  * default 5), BENCH_CONNECTIONS (default 50), BENCH_LOG_LEVEL (default warn), BENCH_NODE_ARGS
  * and BENCH_AGENT_NODE_ARGS (flags for the service's and the agent's node, e.g.
  * "--cpu-prof --cpu-prof-dir=/tmp/prof", or "-r ./bench/stall-watch.cjs" for the stacks of the
- * service's event-loop stalls), BENCH_ONLY (comma-separated among `api-key`, `webhooks` and
- * `emails`: only those rows, beside the token verification and the /health/live ceiling their
- * ratio needs; the other phases are skipped and bench/results/latest.json is left as it was).
+ * service's event-loop stalls), BENCH_ONLY (comma-separated among `api-key`, `webhooks`,
+ * `emails` and `reports`: only those rows, beside the token verification and the /health/live
+ * ceiling their ratio needs; the other phases are skipped and bench/results/latest.json is left as
+ * it was; `reports` seeds the BENCH_RECORDS clean records and times the summary, the log's first
+ * page, the providers and bounce-categories reports and the deliverability-alerts job).
+ *
+ * The deliverability figures: over the seeded records (spread over the mailbox providers, each
+ * failure classified by the service's own rules), the providers and bounce-categories reports of
+ * the summary's 30 days, then the hourly `deliverability-alerts` job run on demand by a superAdmin
+ * made with the admin command (`node dist/cli/admin-create.js`) and logged in through the API.
  *
  * Sending by HTTP (`emails`) needs Postfix and swaks (and root, for a private Postfix instance):
  * the service starts with RELAY_SUBMIT_URL at a port the bench holds until the row starts Postfix
@@ -42,7 +49,20 @@ import { ACCESS_TOKEN_ALGORITHM, ACCESS_TOKEN_CLOCK_TOLERANCE_S } from '../src/m
 import { benchDatabase, BenchDatabase } from './lib/database';
 import { measureHostileBodies } from './lib/hostile-bodies';
 import { measurePolicy } from './lib/policy-server';
-import { measureDeliveryData, SEEDING_PHASE } from './lib/delivery-data';
+import {
+  companyOf,
+  measureDeliveryData,
+  SeededReports,
+  seedAndTimeReports,
+  SEEDING_PHASE,
+} from './lib/delivery-data';
+import {
+  BUDGET_ALERT_JOB_MS,
+  BUDGET_PROVIDERS_P95_MS,
+  DeliverabilityFigures,
+  JOB_RUNS,
+  measureDeliverability,
+} from './lib/deliverability';
 import { EVENT_LOOP_RESOLUTION_MS } from '../src/common/runtime/event-loop-report';
 import { measureHeavyRequests, QUEUE_BATCHES, ServiceWatch } from './lib/event-loop';
 import { benchMessage, measureMilterMemory, measureMilterRate, MilterRun } from './lib/milter';
@@ -112,7 +132,7 @@ const IDLE_PHASES = [
   EMAILS_SWAKS_PHASE,
 ];
 /** BENCH_ONLY: the phases run alone (with the ceiling), or every phase when empty. */
-const ONLY_PHASES = ['api-key', 'webhooks', 'emails'] as const;
+const ONLY_PHASES = ['api-key', 'webhooks', 'emails', 'reports'] as const;
 const ONLY = (process.env.BENCH_ONLY ?? '')
   .split(',')
   .map((phase) => phase.trim())
@@ -777,6 +797,75 @@ function emailFigures(run: EmailFigures | { skipped: string }, kind: BenchDataba
   ];
 }
 
+/**
+ * quality.md's report rows (summary, logs) over the seeded records, and beside them the
+ * deliverability reports of the same 30 days and the alert job over the same records.
+ */
+function reportFigures(reports: SeededReports, d: DeliverabilityFigures): Figure[] {
+  const records = fmt(reports.records);
+  const pct = (fraction: number) => `${fmt(fraction * 100, 1)} %`;
+  const handedOver = (p: DeliverabilityFigures['providers'][number]) =>
+    p.sent + p.deferred + p.bounced.hard + p.bounced.soft + p.bounced.block;
+  const runs = d.jobRuns;
+  return [
+    figure(
+      'report-summary-p95',
+      `GET /reports/summary of 30 days, ${records} records (p95)`,
+      reports.summaryP95Ms,
+      'ms',
+      { op: '<=', limit: 150 },
+      `seeded in ${fmt(reports.seedSeconds, 1)} s, all of one company; recipients spread over the mailbox providers, ` +
+        `the failures' bounce classes decided by the service's rules (${reports.seed.classified} distinct replies and destinations classified; rules ${reports.seed.rules.join(', ')})`,
+    ),
+    figure(
+      'report-logs-p95',
+      `GET /reports/logs first page, ${records} records (p95)`,
+      reports.logsFirstPageP95Ms,
+      'ms',
+      { op: '<=', limit: 100 },
+    ),
+    figure(
+      'reports-providers-p95',
+      `GET /reports/providers of 30 days, ${records} records (p95)`,
+      d.providersP95Ms,
+      'ms',
+      { op: '<=', limit: BUDGET_PROVIDERS_P95_MS },
+      `p50 ${fmt(d.providersP50Ms, 1)} ms; budget: the summary's (quality.md has no row for this route), applied by analogy: same 30 days, same records; ` +
+        `read from the hourly roll-up, ${fmt(d.rollUp.companyCells)} cells of the company for ${fmt(d.rollUp.companyRecords)} records; ` +
+        d.providers
+          .map(
+            (p) =>
+              `${p.provider} ${fmt(handedOver(p))} handed over, bounce rate ${pct(p.bounceRate)} (hard ${fmt(p.bounced.hard)}, block ${fmt(p.bounced.block)})`,
+          )
+          .join('; '),
+    ),
+    figure(
+      'reports-bounce-categories-p95',
+      `GET /reports/bounce-categories of 30 days, ${records} records (p95)`,
+      d.bounceCategoriesP95Ms,
+      'ms',
+      null,
+      `p50 ${fmt(d.bounceCategoriesP50Ms, 1)} ms; ${d.categories.length} categories: ` +
+        d.categories
+          .map((c) => `${c.category} ${c.type} ${fmt(c.count)} (${c.rule}${c.sampled ? '' : ', no sample'})`)
+          .join('; '),
+    ),
+    figure(
+      'deliverability-alerts-job',
+      `deliverability-alerts job over ${fmt(d.rollUp.records)} records, worst of ${JOB_RUNS} runs (GET /api/v1/t3st-job)`,
+      d.maxJobWallMs,
+      'ms',
+      { op: '<=', limit: BUDGET_ALERT_JOB_MS },
+      `budget: "within a few seconds"; ${fmt(d.rollUp.records)} records in the roll-up (${records} seeded), ${fmt(d.rollUp.records7d)} of them in the 7-day window ` +
+        `(${fmt(d.rollUp.cells7d)} roll-up cells read), ${fmt(d.unclassifiedBefore)} records without a provider for its backfill; ` +
+        `run by a superAdmin made with dist/cli/admin-create.js; as timed by the bench ${runs.map((r) => fmt(r.wallMs)).join(', ')} ms, ` +
+        `by the job itself ${runs.map((r) => fmt(r.jobMs)).join(', ')} ms (max ${fmt(d.maxJobMs)} ms); alerts opened, raised or resolved: ${runs.map((r) => r.affected).join(', ')}; ` +
+        `open after: ${d.openAlerts.length ? d.openAlerts.join(', ') : 'none'}` +
+        (d.jobSkipped ? `; ${d.jobSkipped} runs skipped (already running)` : ''),
+    ),
+  ];
+}
+
 const tableHeader = (machine: { date: string; node: string; cpus: number; cpuModel: string }, kind: string) =>
   `bench ${machine.date} · node ${machine.node} · ${machine.cpus} CPUs (${machine.cpuModel}) · ` +
   `database ${kind} · LOG_LEVEL=${LOG_LEVEL} · ${CONNECTIONS} connections, ${DURATION_S} s per route, ` +
@@ -910,6 +999,25 @@ async function main(): Promise<void> {
         );
         only.push(apiKeyFigure(await measureApiKeyRead(service, tokens), live));
       }
+      // Before the webhooks: their endpoints would get the alerts' deliverability.alert events.
+      if (ONLY.includes('reports')) {
+        console.log(
+          `${fmt(RECORDS)} clean records seeded for the reports, then the reports and the alert job…`,
+        );
+        const company = await companyOf(service, db, tokens[0]);
+        const reports = await seedAndTimeReports(service, watch, db, {
+          token: tokens[0],
+          companyId: company.id,
+          companyUuid: company.uuid,
+          records: RECORDS,
+        });
+        const deliverability = await measureDeliverability(service, watch, db, {
+          token: tokens[0],
+          companyId: company.id,
+          serviceEnv,
+        });
+        only.push(...reportFigures(reports, deliverability));
+      }
       // Before the webhooks: their endpoints would get the worker's email.queued events.
       if (ONLY.includes('emails')) only.push(...emailFigures(await sendByHttp(), db.kind));
       if (ONLY.includes('webhooks')) {
@@ -993,6 +1101,12 @@ async function main(): Promise<void> {
       token: tokens[0],
       seconds: DURATION_S,
       records: RECORDS,
+    });
+    console.log('the providers and bounce-categories reports, and the deliverability-alerts job…');
+    const deliverability = await measureDeliverability(service, watch, db, {
+      token: tokens[0],
+      companyId: (await companyOf(service, db, tokens[0])).id,
+      serviceEnv,
     });
     console.log(
       `the export of ${fmt(RECORDS)} records and ${QUEUE_BATCHES} log batches of one queue at once, relay-status on ${HEAVY_RELAY_CONNECTIONS} connections meanwhile…`,
@@ -1115,21 +1229,7 @@ async function main(): Promise<void> {
       ),
       ...emailFigures(emails, db.kind),
       ...webhookFigures(hooks, db.kind),
-      figure(
-        'report-summary-p95',
-        `GET /reports/summary of 30 days, ${fmt(delivery.records)} records (p95)`,
-        delivery.summaryP95Ms,
-        'ms',
-        { op: '<=', limit: 150 },
-        `seeded in ${fmt(delivery.seedSeconds, 1)} s, all of one company`,
-      ),
-      figure(
-        'report-logs-p95',
-        `GET /reports/logs first page, ${fmt(delivery.records)} records (p95)`,
-        delivery.logsFirstPageP95Ms,
-        'ms',
-        { op: '<=', limit: 100 },
-      ),
+      ...reportFigures(delivery, deliverability),
       figure(
         'report-export-rss',
         'GET /reports/logs/export: resident memory growth while streaming',
@@ -1208,6 +1308,7 @@ async function main(): Promise<void> {
         tokenVerification: { ...verification, seconds: JWT_SECONDS },
         http: { live, me, apiKeyRead: keyRead, relay, relayCold, relayByAddress },
         delivery,
+        deliverability,
         webhooks: hooks,
         emails,
         relayAgent: agent,

@@ -1,10 +1,14 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import type { CleanStatus } from '../../src/modules/log-index/clean-record';
 import type { BenchDatabase } from './database';
 import type { ServiceWatch } from './event-loop';
+import { SeededDeliverability } from './seed-deliverability';
 import { residentBytes, RssSampler, RunningService } from './service';
 
-/** Rows per INSERT: 18 columns, well under SQLite's 32,766 bound parameters. */
+/** Columns of a seeded row. */
+const SEED_COLUMNS = 23;
+/** Rows per INSERT: 500 × 23 columns, well under SQLite's 32,766 bound parameters. */
 const SEED_BATCH = 500;
 /** Rows per transaction while seeding. */
 const SEED_ROUND = 50_000;
@@ -12,7 +16,7 @@ const DAY = 86_400_000;
 /** The phase in which the bench writes the clean records straight into the database. */
 export const SEEDING_PHASE = 'seeding the clean records (the bench writes, the service idles)';
 
-export interface DeliveryFigures {
+export interface DeliveryFigures extends SeededReports {
   ingestLinesPerSecond: number;
   ingestLines: number;
   providerEventsPerSecond: number;
@@ -23,13 +27,17 @@ export interface DeliveryFigures {
   /** Then those messages' log lines arrive: ingest that applies every waiting event. */
   matchingIngestLinesPerSecond: number;
   waitingEventsApplied: number;
-  records: number;
-  seedSeconds: number;
-  summaryP95Ms: number;
-  logsFirstPageP95Ms: number;
   exportRows: number;
   exportSeconds: number;
   exportRssGrowthMb: number;
+}
+
+/** What the seeding decided with the service's classifier. */
+export interface SeedSummary {
+  /** Distinct replies and destinations classified by the service's `deliverabilityOf`. */
+  classified: number;
+  /** The bounce rules the seeded failures matched (each with a sample). */
+  rules: string[];
 }
 
 export interface DeliveryBenchOptions {
@@ -53,11 +61,7 @@ export async function measureDeliveryData(
   db: BenchDatabase,
   o: DeliveryBenchOptions,
 ): Promise<DeliveryFigures> {
-  const me = await getJson<{ company: { uuid: string } }>(service, '/api/v1/users/me', o.token);
-  const [company] = await db.query<{ id: number; relay_username: string }>(
-    'SELECT id, relay_username FROM companies WHERE uuid = ?',
-    [me.company.uuid],
-  );
+  const company = await companyOf(service, db, o.token);
 
   // Ingest: messages of five lines (client, message-id, from, to=, removed), two batches in flight.
   let message = 0;
@@ -67,7 +71,7 @@ export async function measureDeliveryData(
     for (let i = 0; i < 200; i++, message++) {
       const q = `B${message.toString(16).toUpperCase().padStart(9, '0')}`;
       lines.push(
-        `${at} bench1 postfix/smtpd[1]: ${q}: client=h[10.0.0.1], sasl_method=PLAIN, sasl_username=${company.relay_username}`,
+        `${at} bench1 postfix/smtpd[1]: ${q}: client=h[10.0.0.1], sasl_method=PLAIN, sasl_username=${company.relayUsername}`,
         `${at} bench1 postfix/cleanup[2]: ${q}: message-id=<${q}@bench.example>`,
         `${at} bench1 postfix/qmgr[3]: ${q}: from=<news@bench.example>, size=2048, nrcpt=1 (queue active)`,
         `${at} bench1 postfix/smtp[4]: ${q}: to=<r${message}@example.net>, relay=mx[10.0.0.2]:25, delay=0.2, delays=0/0/0.1/0.1, dsn=2.0.0, status=sent (250 2.0.0 Ok: queued as R${q})`,
@@ -158,7 +162,7 @@ export async function measureDeliveryData(
     for (let i = 0; i < 200 && arrived < waiting; i++, arrived++) {
       const q = waitingKey(arrived);
       lines.push(
-        `${at} bench1 postfix/smtpd[1]: ${q}: client=h[10.0.0.1], sasl_method=PLAIN, sasl_username=${company.relay_username}`,
+        `${at} bench1 postfix/smtpd[1]: ${q}: client=h[10.0.0.1], sasl_method=PLAIN, sasl_username=${company.relayUsername}`,
         `${at} bench1 postfix/cleanup[2]: ${q}: message-id=<${q}@bench.example>`,
         `${at} bench1 postfix/qmgr[3]: ${q}: from=<news@bench.example>, size=2048, nrcpt=1 (queue active)`,
         `${at} bench1 postfix/smtp[4]: ${q}: to=<w${arrived}@example.net>, relay=mx[10.0.0.2]:25, delay=0.2, delays=0/0/0.1/0.1, dsn=2.0.0, status=sent (250 2.0.0 Ok: queued as R${q})`,
@@ -186,29 +190,24 @@ export async function measureDeliveryData(
     );
   }
 
-  const seedStarted = performance.now();
-  await seedCleanLogs(db, company.id, me.company.uuid, o.records);
-  const seedSeconds = (performance.now() - seedStarted) / 1000;
-  await watch.mark(SEEDING_PHASE);
-
-  const day = (offset: number) => new Date(Date.now() - offset * DAY).toISOString().slice(0, 10);
-  const summaryMs = await timings(30, () =>
-    getJson(service, `/api/v1/reports/summary?from=${day(29)}&to=${day(0)}&interval=day`, o.token),
-  );
-  await watch.mark('reports summary');
-  const logsMs = await timings(30, () =>
-    getJson(service, `/api/v1/reports/logs?from=${day(29)}&to=${day(0)}&limit=50`, o.token),
-  );
-  await watch.mark('reports logs');
+  const reports = await seedAndTimeReports(service, watch, db, {
+    token: o.token,
+    companyId: company.id,
+    companyUuid: company.uuid,
+    records: o.records,
+  });
 
   // The export of every record: the service's memory before and at its peak while streaming.
   const before = residentBytes(service.pid) ?? 0;
   const rss = new RssSampler(service.pid, 50);
   rss.start();
   const exportStarted = performance.now();
-  const res = await fetch(`${service.baseUrl}/api/v1/reports/logs/export?from=${day(31)}&to=${day(0)}`, {
-    headers: { authorization: `Bearer ${o.token}` },
-  });
+  const res = await fetch(
+    `${service.baseUrl}/api/v1/reports/logs/export?from=${reportDay(31)}&to=${reportDay(0)}`,
+    {
+      headers: { authorization: `Bearer ${o.token}` },
+    },
+  );
   let rows = -1;
   const reader = res.body!.getReader();
   for (;;) {
@@ -229,27 +228,81 @@ export async function measureDeliveryData(
     waitingEvents: early.units,
     matchingIngestLinesPerSecond: matching.units / matching.seconds,
     waitingEventsApplied: Number(applied),
-    records: o.records,
-    seedSeconds,
-    summaryP95Ms: p95(summaryMs),
-    logsFirstPageP95Ms: p95(logsMs),
+    ...reports,
     exportRows: rows,
     exportSeconds: (performance.now() - exportStarted) / 1000,
     exportRssGrowthMb: Math.max(0, (rss.peak() ?? before) - before) / (1024 * 1024),
   };
 }
 
+/** `YYYY-MM-DD` (UTC) `offset` days ago: the reports' `from` and `to`. */
+export const reportDay = (offset: number) => new Date(Date.now() - offset * DAY).toISOString().slice(0, 10);
+
+/** The company of a user's token: its id and relay username in the database. */
+export async function companyOf(service: RunningService, db: BenchDatabase, token: string) {
+  const me = await getJson<{ company: { uuid: string } }>(service, '/api/v1/users/me', token);
+  const [company] = await db.query<{ id: number; relay_username: string }>(
+    'SELECT id, relay_username FROM companies WHERE uuid = ?',
+    [me.company.uuid],
+  );
+  return { id: Number(company.id), uuid: me.company.uuid, relayUsername: company.relay_username };
+}
+
+export interface SeededReports {
+  records: number;
+  seedSeconds: number;
+  seed: SeedSummary;
+  summaryP95Ms: number;
+  logsFirstPageP95Ms: number;
+}
+
+/**
+ * quality.md's report rows: `records` clean records of the token's company seeded straight into
+ * the database, then the 30-day summary and the log's first page, 30 requests each (p95).
+ */
+export async function seedAndTimeReports(
+  service: RunningService,
+  watch: ServiceWatch,
+  db: BenchDatabase,
+  o: { token: string; companyId: number; companyUuid: string; records: number },
+): Promise<SeededReports> {
+  const seedStarted = performance.now();
+  const seed = await seedCleanLogs(db, o.companyId, o.companyUuid, o.records);
+  const seedSeconds = (performance.now() - seedStarted) / 1000;
+  await watch.mark(SEEDING_PHASE);
+
+  const day = reportDay;
+  const summaryMs = await timings(30, () =>
+    getJson(service, `/api/v1/reports/summary?from=${day(29)}&to=${day(0)}&interval=day`, o.token),
+  );
+  await watch.mark('reports summary');
+  const logsMs = await timings(30, () =>
+    getJson(service, `/api/v1/reports/logs?from=${day(29)}&to=${day(0)}&limit=50`, o.token),
+  );
+  await watch.mark('reports logs');
+  return {
+    records: o.records,
+    seedSeconds,
+    seed,
+    summaryP95Ms: p95(summaryMs),
+    logsFirstPageP95Ms: p95(logsMs),
+  };
+}
+
 /**
  * The fast seeding of `count` clean records of one company over the last 30 days (statuses,
- * sender domains and opens spread as a real month's would be), and their daily roll-up.
+ * sender domains and opens spread as a real month's would be; recipients spread over the mailbox
+ * providers, each failure with a provider's reply and the bounce class the service's rules give
+ * it), their daily roll-up, their deliverability roll-up (`deliverability_hourly`) and the latest
+ * reply of each bounce rule (`bounce_samples`), as the index's writes would have kept them.
  */
 export async function seedCleanLogs(
   db: Pick<BenchDatabase, 'kind' | 'execute'>,
   companyId: number,
   companyUuid: string,
   count: number,
-) {
-  const statuses = [
+): Promise<SeedSummary> {
+  const statuses: CleanStatus[] = [
     'sent',
     'sent',
     'sent',
@@ -262,6 +315,9 @@ export async function seedCleanLogs(
     'complained',
   ];
   const now = Date.now();
+  const deliverability = new SeededDeliverability();
+  /** Record 0 is the latest: the first record of a rule has its latest reply. */
+  const samples = new Map<string, { response: string; at: Date }>();
   // better-sqlite3 binds no booleans: SQLite keeps them as 0/1.
   const bool = (value: boolean) => (db.kind === 'postgres' ? value : Number(value));
   for (let round = 0; round < count; round += SEED_ROUND) {
@@ -271,8 +327,13 @@ export async function seedCleanLogs(
       for (let i = start; i < Math.min(start + SEED_BATCH, count); i++) {
         const last = new Date(now - (i % (30 * 24 * 60)) * 60_000 - 1000);
         const status = statuses[i % statuses.length];
-        const domain = `d${i % 5}.bench.example`;
+        // Every sender domain sends every status to every provider, as a company's domains do
+        // (i mod 5 gave each status one domain, and the hourly roll-up a fifth of its cells).
+        const domain = `d${Math.floor(i / 7) % 5}.bench.example`;
         const queueId = `S${i.toString(16).toUpperCase().padStart(10, '0')}`;
+        const o = deliverability.outcome(i, status);
+        if (o.bounceRule && !samples.has(o.bounceRule))
+          samples.set(o.bounceRule, { response: o.response.slice(0, 500), at: last });
         rows.push([
           createHash('sha256').update(`seed\n${companyUuid}\n${queueId}`).digest('hex'),
           companyId,
@@ -282,22 +343,27 @@ export async function seedCleanLogs(
           `${queueId}@${domain}`,
           `news@${domain}`,
           domain,
-          `user${i}@example.${i % 7 === 0 ? 'org' : 'net'}`,
+          o.recipient,
           status,
-          status === 'bounced' ? '5.1.1' : status === 'deferred' ? '4.2.0' : '2.0.0',
-          status === 'bounced' ? '550 5.1.1 No such user' : '250 2.0.0 Ok',
+          o.dsn,
+          o.response,
+          o.relay,
           1,
           bool(i % 3 === 0),
           bool(i % 9 === 0),
           new Date(last.getTime() - 2000),
           last,
           '[]',
+          o.provider,
+          o.bounceType,
+          o.bounceCategory,
+          o.bounceRule,
         ]);
       }
       statements.push({
         sql:
-          'INSERT INTO clean_logs (id, company_id, company_uuid, host, queue_id, message_id, sender, sender_domain, recipient, status, dsn, response, attempts, opened, clicked, first_seen_at, last_event_at, events) VALUES ' +
-          rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', '),
+          'INSERT INTO clean_logs (id, company_id, company_uuid, host, queue_id, message_id, sender, sender_domain, recipient, status, dsn, response, relay, attempts, opened, clicked, first_seen_at, last_event_at, events, provider, bounce_type, bounce_category, bounce_rule) VALUES ' +
+          rows.map(() => `(${Array(SEED_COLUMNS).fill('?').join(', ')})`).join(', '),
         params: rows.flat(),
       });
     }
@@ -307,8 +373,25 @@ export async function seedCleanLogs(
     db.kind === 'postgres'
       ? "to_char(last_event_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
       : 'substr(last_event_at, 1, 10)';
+  // The roll-up's hour is `YYYY-MM-DDTHH` (UTC); SQLite keeps datetimes as 'YYYY-MM-DD HH:MM:SS.SSS'.
+  const hourOf =
+    db.kind === 'postgres'
+      ? `to_char(last_event_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24')`
+      : "replace(substr(last_event_at, 1, 13), ' ', 'T')";
   const flag = (column: string) => `SUM(CASE WHEN ${column} THEN 1 ELSE 0 END)`;
-  // The roll-up of what was seeded, as the index's writes would have kept it.
+  // ON CONFLICT's SET names the table's own column unqualified on SQLite, qualified on PostgreSQL.
+  const own = (column: string, table: string) => (db.kind === 'postgres' ? `${table}.${column}` : column);
+  const cell = [
+    'company_id',
+    hourOf,
+    "COALESCE(sender_domain, '')",
+    'provider',
+    'status',
+    "COALESCE(bounce_type, '')",
+    "COALESCE(bounce_category, '')",
+    "COALESCE(bounce_rule, '')",
+  ].join(', ');
+  // The roll-ups of what was seeded, as the index's writes would have kept them.
   await db.execute([
     {
       sql:
@@ -320,10 +403,25 @@ export async function seedCleanLogs(
           : 'ON CONFLICT (company_id, day, sender_domain, status) DO UPDATE SET records = records + excluded.records, opened = opened + excluded.opened, clicked = clicked + excluded.clicked'),
       params: [companyId],
     },
+    {
+      sql:
+        'INSERT INTO deliverability_hourly (company_id, hour, sender_domain, provider, status, bounce_type, bounce_category, bounce_rule, records) ' +
+        `SELECT ${cell}, COUNT(*) FROM clean_logs WHERE company_id = ? AND host = 'seed1' GROUP BY ${cell} ` +
+        'ON CONFLICT (company_id, hour, sender_domain, provider, status, bounce_type, bounce_category, bounce_rule) ' +
+        `DO UPDATE SET records = ${own('records', 'deliverability_hourly')} + excluded.records`,
+      params: [companyId],
+    },
+    ...[...samples].map(([rule, sample]) => ({
+      sql:
+        'INSERT INTO bounce_samples (company_id, rule, response, "at") VALUES (?, ?, ?, ?) ' +
+        'ON CONFLICT (company_id, rule) DO UPDATE SET response = excluded.response, "at" = excluded."at"',
+      params: [companyId, rule, sample.response, sample.at],
+    })),
   ]);
+  return { classified: deliverability.classified, rules: [...samples.keys()].sort() };
 }
 
-async function getJson<T>(service: RunningService, path: string, token: string): Promise<T> {
+export async function getJson<T>(service: RunningService, path: string, token: string): Promise<T> {
   const res = await fetch(`${service.baseUrl}${path}`, { headers: { authorization: `Bearer ${token}` } });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${text.slice(0, 300)}`);
@@ -348,7 +446,7 @@ async function forSeconds(seconds: number, inFlight: number, work: () => Promise
   return { units, seconds: (performance.now() - started) / 1000 };
 }
 
-async function timings(times: number, call: () => Promise<unknown>): Promise<number[]> {
+export async function timings(times: number, call: () => Promise<unknown>): Promise<number[]> {
   await call(); // warm-up
   const ms: number[] = [];
   for (let i = 0; i < times; i++) {
@@ -359,7 +457,7 @@ async function timings(times: number, call: () => Promise<unknown>): Promise<num
   return ms;
 }
 
-function p95(values: number[]): number {
+export function p95(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.95) - 1)];
 }
