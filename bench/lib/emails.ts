@@ -128,6 +128,8 @@ export interface EmailFigures {
    * HTTP path alone (the worker only looks for due messages), for comparison.
    */
   deferred: AcceptRun;
+  /** The same paced at BUDGET_ACCEPTED_PER_SECOND: the API's own latency at the budget's rate, nothing handed over. */
+  deferredPaced: AcceptRun;
   /** POST /api/v1/emails as fast as the connections go, the worker handing the messages to Postfix meanwhile. */
   accept: AcceptPhase;
   /** The same, paced at BUDGET_ACCEPTED_PER_SECOND over all connections. */
@@ -211,6 +213,18 @@ export async function measureEmails(
     if (deferred.non2xx || deferred.errors)
       throw fail(`POST /api/v1/emails (scheduled): ${deferred.non2xx} non-2xx, ${deferred.errors} errors`);
     await watch.mark('POST /api/v1/emails scheduled an hour ahead (the HTTP path alone)');
+    console.log(
+      `POST /api/v1/emails scheduled an hour ahead, paced at ${BUDGET_ACCEPTED_PER_SECOND}/s, ${o.seconds} s…`,
+    );
+    const deferredPaced = await post(service, scheduledClients(1), {
+      seconds: o.seconds,
+      rate: BUDGET_ACCEPTED_PER_SECOND,
+    });
+    if (deferredPaced.non2xx || deferredPaced.errors)
+      throw fail(
+        `POST /api/v1/emails (scheduled, paced): ${deferredPaced.non2xx} non-2xx, ${deferredPaced.errors} errors`,
+      );
+    await watch.mark('POST /api/v1/emails scheduled an hour ahead, paced (the HTTP path alone)');
     // Taken back, as DELETE /api/v1/emails/:id takes back each: they are not the hand-over's.
     await db.execute([
       {
@@ -309,6 +323,7 @@ export async function measureEmails(
     return {
       companies: senders.length,
       deferred,
+      deferredPaced,
       accept,
       paced,
       pacedApart,
