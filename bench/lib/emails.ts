@@ -1,4 +1,6 @@
 import autocannon from 'autocannon';
+import { Agent, request } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createSecretKey, randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -417,6 +419,8 @@ async function post(
   clients: Array<{ headers: Record<string, string>; body: string }>,
   until: { seconds: number; rate?: number } | { amount: number },
 ): Promise<AcceptRun> {
+  if ('seconds' in until && until.rate)
+    return pacedPost(service, clients, { seconds: until.seconds, rate: until.rate });
   let connection = 0;
   const cpuBefore = cpuMicros(service.pid);
   const result = await autocannon({
@@ -448,6 +452,80 @@ async function post(
       cpuBefore === undefined || cpuAfter === undefined
         ? null
         : (cpuAfter - cpuBefore) / result.requests.total,
+  };
+}
+
+/**
+ * Posts at `rate` a second spread evenly over time (request n leaves at start + n / rate), over
+ * at most as many kept-alive connections as there are clients, each request with the next
+ * client's key and body. autocannon's `overallRate` gives each connection its own timer started
+ * at the same moment, so its connections fire together: a burst of 50 every 100 ms, whose queue
+ * is then what the latency measures. A request's latency runs from when it was due, so a request
+ * held back for a free connection counts its wait (no coordinated omission).
+ */
+async function pacedPost(
+  service: RunningService,
+  clients: Array<{ headers: Record<string, string>; body: string }>,
+  o: { seconds: number; rate: number },
+): Promise<AcceptRun> {
+  const agent = new Agent({ keepAlive: true, maxSockets: clients.length });
+  const url = new URL(`${service.baseUrl}/api/v1/emails`);
+  const total = Math.round(o.seconds * o.rate);
+  const latencies: number[] = [];
+  let ok = 0;
+  let non2xx = 0;
+  let errors = 0;
+  const send = (n: number, due: number) =>
+    new Promise<void>((resolve) => {
+      const c = clients[n % clients.length];
+      const req = request(
+        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: c.headers },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            latencies.push(performance.now() - due);
+            if (res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300) ok++;
+            else non2xx++;
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => {
+        errors++;
+        resolve();
+      });
+      req.end(c.body);
+    });
+  const cpuBefore = cpuMicros(service.pid);
+  const start = performance.now();
+  const inFlight: Array<Promise<void>> = [];
+  for (let n = 0; n < total; n++) {
+    const due = start + (n * 1000) / o.rate;
+    const wait = due - performance.now();
+    if (wait > 1) await sleep(wait);
+    inFlight.push(send(n, due));
+  }
+  await Promise.all(inFlight);
+  const durationS = (performance.now() - start) / 1000;
+  const cpuAfter = cpuMicros(service.pid);
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) =>
+    Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+  return {
+    acceptedPerSecond: ok / durationS,
+    latencyMs: {
+      p50: at(0.5),
+      p90: at(0.9),
+      p99: at(0.99),
+      max: Math.round(latencies[latencies.length - 1] ?? 0),
+    },
+    requests: ok,
+    non2xx,
+    errors,
+    durationS,
+    serviceCpuMicrosPerRequest:
+      cpuBefore === undefined || cpuAfter === undefined ? null : (cpuAfter - cpuBefore) / Math.max(1, total),
   };
 }
 
