@@ -11,7 +11,7 @@ import { makeSubmissionToken } from '../../src/modules/relay-submission/submissi
 import type { BenchDatabase } from './database';
 import type { ServiceWatch } from './event-loop';
 import { RunningAgent, startRelayAgent } from './relay-agent';
-import { accepts, cpuMicros, RunningService, sleep } from './service';
+import { accepts, call, cpuMicros, RunningService, sleep } from './service';
 import { seedSigningDomain } from './signing-domain';
 
 /** quality.md's row: one recipient a message. */
@@ -813,23 +813,4 @@ function run(command: string, args: string[]): Promise<void> {
         : resolve(),
     );
   });
-}
-
-async function call<T>(
-  service: RunningService,
-  method: string,
-  path: string,
-  token: string,
-  expected: number,
-  body?: unknown,
-): Promise<T> {
-  const res = await fetch(`${service.baseUrl}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status !== expected)
-    throw new Error(`${method} ${path}: expected ${expected}, got ${res.status}: ${text}`);
-  return (JSON.parse(text) as { data: T }).data;
 }

@@ -202,3 +202,26 @@ export class RssSampler {
     if (rss !== undefined && (this.max === undefined || rss > this.max)) this.max = rss;
   }
 }
+
+/** A JSON call to the service as `token`, answering the envelope's `data`; any other status than `expected` throws. */
+export async function call<T>(
+  service: RunningService,
+  method: string,
+  path: string,
+  token: string,
+  expected: number,
+  body?: unknown,
+): Promise<T> {
+  const res = await fetch(`${service.baseUrl}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body !== undefined && { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status !== expected)
+    throw new Error(`${method} ${path}: expected ${expected}, got ${res.status}: ${text.slice(0, 300)}`);
+  return (JSON.parse(text) as { data: T }).data;
+}

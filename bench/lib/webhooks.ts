@@ -2,7 +2,7 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import { Webhook } from 'standardwebhooks';
 import type { BenchDatabase } from './database';
 import type { ServiceWatch } from './event-loop';
-import { cpuMicros, RunningService, sleep } from './service';
+import { call, cpuMicros, RunningService, sleep } from './service';
 
 /** quality.md: 50 endpoints. */
 const WEBHOOK_ENDPOINTS = 50;
@@ -377,28 +377,6 @@ async function addEndpoint(service: RunningService, token: string, port: number)
     events: ['email.sent'],
   });
   return created.secret;
-}
-
-async function call<T>(
-  service: RunningService,
-  method: string,
-  path: string,
-  token: string,
-  expected: number,
-  body?: unknown,
-): Promise<T> {
-  const res = await fetch(`${service.baseUrl}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined && { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status !== expected)
-    throw new Error(`${method} ${path}: expected ${expected}, got ${res.status}: ${text.slice(0, 300)}`);
-  return (JSON.parse(text) as { data: T }).data;
 }
 
 /** Deliveries a second between the 10th and the 90th percentile of arrival: the steady part. */
