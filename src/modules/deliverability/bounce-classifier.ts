@@ -22,7 +22,8 @@ export const BOUNCE_CATEGORIES = [
 export type BounceCategory = (typeof BOUNCE_CATEGORIES)[number];
 
 /** `hard`: the recipient is the problem; `soft`: temporary; `block`: the sender is the problem. */
-export type BounceType = 'hard' | 'soft' | 'block';
+export const BOUNCE_TYPES = ['hard', 'soft', 'block'] as const;
+export type BounceType = (typeof BOUNCE_TYPES)[number];
 
 export interface Bounce {
   type: BounceType;

@@ -2,9 +2,6 @@ import type { CleanStatus } from '../log-index/clean-record';
 import { Bounce, BounceCategory, BounceType, classifyBounce } from './bounce-classifier';
 import { MailboxProvider, providerOf } from './mailbox-providers';
 
-/** The bounce types of deliverability.md, for validation and the OpenAPI document. */
-export const BOUNCE_TYPES: readonly BounceType[] = ['hard', 'soft', 'block'];
-
 /**
  * The outcomes that carry a bounce class (deliverability.md "Bounce classes"): a failure reported
  * by the next hop or a provider. A `rejected` record is our own relay's refusal at RCPT (the

@@ -2,7 +2,7 @@ import type { CleanEvent, CleanRecord } from '../log-index/clean-record';
 import type { EmailLink } from '../emails/email-links';
 import type { NewWebhookEvent } from '../webhooks/webhook-outbox';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../webhooks/webhook-event-types';
-import { classifyBounce } from '../deliverability/bounce-classifier';
+import { Bounce, classifyBounce } from '../deliverability/bounce-classifier';
 
 /** The outcomes whose event says why it failed (deliverability.md "Bounce classes"). */
 const FAILURES: ReadonlySet<WebhookEventType> = new Set(['email.bounced', 'email.deferred', 'email.expired']);
@@ -49,9 +49,7 @@ export function recordWebhookEvents(
           response: outcome.response,
           relay: record.relay,
           attempts: record.attempts,
-          ...(FAILURES.has(type) && {
-            bounce: classifyBounce({ dsn: outcome.dsn, response: outcome.response, relay: record.relay }),
-          }),
+          ...(FAILURES.has(type) && { bounce: bounceOf(outcome, record) }),
           provider: record.provider,
           ...(link && { emailId: link.emailId, tags: link.tags, metadata: link.metadata }),
         },
@@ -59,4 +57,21 @@ export function recordWebhookEvents(
     }
   }
   return events;
+}
+
+/**
+ * Why an outcome failed: the record's own class for the outcome that decided it (a provider's
+ * verdict included), the rules for an earlier one (a deferral before the bounce).
+ */
+function bounceOf(outcome: CleanEvent, record: CleanRecord): Bounce {
+  if (
+    record.bounceType &&
+    record.bounceCategory &&
+    record.bounceRule &&
+    outcome.status === record.status &&
+    outcome.response === record.response
+  ) {
+    return { type: record.bounceType, category: record.bounceCategory, rule: record.bounceRule };
+  }
+  return classifyBounce({ dsn: outcome.dsn, response: outcome.response, relay: record.relay });
 }

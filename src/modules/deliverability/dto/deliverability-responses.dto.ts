@@ -1,6 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { BOUNCE_CATEGORIES, type BounceCategory, type BounceType } from '../bounce-classifier';
-import { BOUNCE_TYPES } from '../record-deliverability';
+import { BOUNCE_CATEGORIES, BOUNCE_TYPES, type BounceCategory, type BounceType } from '../bounce-classifier';
 import { MAILBOX_PROVIDERS, type MailboxProvider } from '../mailbox-providers';
 import {
   ALERT_KINDS,

@@ -1,9 +1,9 @@
 import {
   BOUNCE_CATEGORIES,
+  BOUNCE_TYPES,
   type BounceCategory,
   type BounceType,
 } from '../../deliverability/bounce-classifier';
-import { BOUNCE_TYPES } from '../../deliverability/record-deliverability';
 import { MAILBOX_PROVIDERS, type MailboxProvider } from '../../deliverability/mailbox-providers';
 import { ApiProperty } from '@nestjs/swagger';
 import { CLEAN_STATUSES, type CleanStatus } from '../../log-index/clean-record';
