@@ -1,9 +1,13 @@
 import { gzipSync } from 'node:zlib';
-import { Repository } from 'typeorm';
+import { IsNull, Repository } from 'typeorm';
 import { Company } from '../src/modules/companies/entities/company.entity';
+import { DeliveryFacts } from '../src/modules/delivery/delivery-facts';
+import { LogBatch } from '../src/modules/delivery/entities/log-batch.entity';
+import { LogBatchesService } from '../src/modules/delivery/log-batches.service';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
 import { bearer, countRows, createActiveUser, createPaidCompany, expectFailure } from './support/factories';
+import { fakeDateAt } from './support/clock';
 import { createTestApp, TestApp } from './support/test-app';
 
 const KEY = 'log-shipper-key-for-tests-0123456789abcdef';
@@ -115,6 +119,60 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
     expect(again.body.data).toEqual({ accepted: 10, parsed: 8, skipped: 2, records: 0 });
     expect(await countRows(t, 'clean_logs')).toBe(rows);
     expect(await used(company)).toBe(2);
+  });
+
+  it('an applied batch keeps its key, not its body; one that cannot be applied is kept whole (503) until a redelivery or the retry job applies it', async () => {
+    const company = await paidCompany();
+    const body = contractLines(company.relayUsername, 'AB12C2839A', 'AB12C3940B').join('\n');
+    const facts = t.app.get(DeliveryFacts);
+    const failing = jest.spyOn(facts, 'mergeQueues').mockRejectedValueOnce(new Error('database hiccup'));
+    try {
+      const refused = await post(body).expect(503);
+      expectFailure(refused.body, 503, 'Log batch stored but not applied yet; retry later');
+    } finally {
+      failing.mockRestore();
+    }
+    const batches = t.dataSource.getRepository(LogBatch);
+    const [stored] = await batches.find({
+      where: { contentType: 'text', outcome: IsNull() },
+      order: { id: 'DESC' },
+      take: 1,
+    });
+    expect(stored).toMatchObject({
+      raw: body,
+      outcome: null,
+      attempts: 1,
+      lastError: 'Error: database hiccup',
+    });
+    expect(await logs.countBy({ queueId: 'AB12C2839A' })).toBe(0);
+    expect(await used(company)).toBe(0);
+
+    // The retry job applies it from the stored body, and drops the body.
+    const clock = fakeDateAt(Date.now());
+    try {
+      clock.set(Date.now() + 31_000);
+      expect(await t.app.get(LogBatchesService).retryUnapplied()).toBe(1);
+    } finally {
+      jest.useRealTimers();
+    }
+    expect(await batches.findOneByOrFail({ id: stored.id })).toMatchObject({
+      raw: '',
+      outcome: 'applied',
+      attempts: 2,
+      lastError: null,
+      records: 4,
+    });
+    expect(await logs.countBy({ queueId: 'AB12C2839A' })).toBe(2);
+    expect(await used(company)).toBe(2);
+    // The shipper's own retry is then a copy.
+    expect((await post(body).expect(200)).body.data.records).toBe(0);
+
+    // Applied at once: the row holds the key and the outcome, without the body.
+    const fresh = contractLines(company.relayUsername, 'AB12C4839C', 'AB12C5940D').join('\n');
+    expect((await post(fresh).expect(200)).body.data.records).toBe(4);
+    const [applied] = await batches.find({ where: { contentType: 'text' }, order: { id: 'DESC' }, take: 1 });
+    expect(applied).toMatchObject({ raw: '', outcome: 'applied', attempts: 1, records: 4, lastError: null });
+    expect(await batches.countBy({ outcome: IsNull() })).toBe(0);
   });
 
   it('counts quota once under concurrent copies of a batch', async () => {

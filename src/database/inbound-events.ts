@@ -94,6 +94,14 @@ export interface BatchOptions {
    * of the events that apply leaves as they are.
    */
   presumed: string;
+  /**
+   * Keep the raw body of an event once it is applied (the default). False for log batches: their
+   * lines live on as stored facts, and a relay's batches kept whole would grow the database by
+   * their own size; the body is kept only while the event is unapplied (for the retry job).
+   */
+  keepAppliedRaw?: boolean;
+  /** Events the retry job applies in one transaction (default RETRY_MANY_BATCH); a log batch is large, so 1. */
+  retryPerTransaction?: number;
 }
 
 /** An unapplied event younger than this, never failed, is still being applied by the request that stored it. */
@@ -165,7 +173,15 @@ export class InboundEventInbox<E extends InboundEvent> {
   async receiveMany(events: E[], apply: ApplyMany<E>): Promise<E[]> {
     const { transactions, dialect, presumed } = this.batches();
     const appliedAt = new Date();
-    const rows = events.map((e) => ({ ...e, outcome: presumed, attempts: 1, appliedAt, lastError: null }));
+    const keepRaw = this.many?.keepAppliedRaw ?? true;
+    const rows = events.map((e) => ({
+      ...e,
+      ...(!keepRaw && { raw: '' }),
+      outcome: presumed,
+      attempts: 1,
+      appliedAt,
+      lastError: null,
+    }));
     try {
       return await transactions.runRowLocking(async (em) => {
         const inserted = new Set(await dialect.insertNew(em, this.events.target, rows, 'eventKey'));
@@ -190,19 +206,23 @@ export class InboundEventInbox<E extends InboundEvent> {
 
   /** `retryUnapplied` for events applied together: one bounded batch of the due ones, in one transaction. */
   async retryUnappliedMany(apply: ApplyMany<E>): Promise<number> {
-    const { transactions } = this.batches();
-    const due = await this.dueQuery().take(RETRY_MANY_BATCH).getMany();
-    if (!due.length) return 0;
-    try {
-      await transactions.runRowLocking(async (em) => {
-        await apply(em, due);
-        await this.presume(em, due);
-      });
-    } catch (e) {
-      await this.recordFailureMany(due, e);
-      return 0;
+    const { transactions, retryPerTransaction = RETRY_MANY_BATCH } = this.batches();
+    const due = await this.dueQuery()
+      .take(retryPerTransaction < RETRY_MANY_BATCH ? RETRY_BATCH : RETRY_MANY_BATCH)
+      .getMany();
+    let applied = 0;
+    for (const group of chunks(due, retryPerTransaction)) {
+      try {
+        await transactions.runRowLocking(async (em) => {
+          await apply(em, group);
+          await this.presume(em, group);
+        });
+        applied += group.length;
+      } catch (e) {
+        await this.recordFailureMany(group, e);
+      }
     }
-    return due.length;
+    return applied;
   }
 
   /** Sets the outcome of these events, in the applying transaction (`apply` of receiveMany). */
@@ -210,9 +230,27 @@ export class InboundEventInbox<E extends InboundEvent> {
     await this.updateByKeys(em, events, { outcome, appliedAt: new Date(), lastError: null }, false);
   }
 
+  /**
+   * Gives these events more columns in the applying transaction (`apply` of receiveMany): what
+   * applying them found, e.g. a log batch's record count.
+   */
+  async setColumns(
+    em: EntityManager,
+    events: E[],
+    columns: Partial<Omit<E, keyof InboundEvent>>,
+  ): Promise<void> {
+    await this.updateByKeys(em, events, columns as Record<string, unknown>, false);
+  }
+
   /** Stored events applied again: one attempt more, and the presumed outcome where `apply` set none. */
   private async presume(em: EntityManager, events: E[]): Promise<void> {
-    await this.updateByKeys(em, events, { attempts: () => 'attempts + 1', lastError: null }, false);
+    const dropRaw = this.many?.keepAppliedRaw === false && { raw: '' };
+    await this.updateByKeys(
+      em,
+      events,
+      { attempts: () => 'attempts + 1', lastError: null, ...dropRaw },
+      false,
+    );
     const presumed = { outcome: this.batches().presumed, appliedAt: new Date() };
     await this.updateByKeys(em, events, presumed, true);
   }

@@ -3,7 +3,8 @@ import type { InboundBodyForm } from '../../common/http/inbound-body.decorator';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
-import { Applied, InboundEventInbox } from '../../database/inbound-events';
+import { InboundEventInbox } from '../../database/inbound-events';
+import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { sha256 } from './clean-record-builder';
 import { DeliveryFacts } from './delivery-facts';
@@ -31,10 +32,13 @@ export interface IngestResult {
 export type ShippedForm = InboundBodyForm;
 
 /**
- * The log shipper's batches (integrations.md "Log shipper"), on the inbound-callback pattern: the
- * body is stored as received, deduplicated on its content (the same batch twice is applied
- * once), then applied in one transaction: per-queue facts merged, delivery lines stored once
- * each (by a key of host, time and line), and the clean records of what changed rebuilt.
+ * The log shipper's batches (integrations.md "Log shipper"), on the inbound-event pattern
+ * (InboundEventInbox.receiveMany): deduplicated on their content (the same batch twice is
+ * applied once), and stored and applied in one transaction: per-queue facts merged, delivery
+ * lines stored once each (by a key of host, time and line), and the clean records of what
+ * changed rebuilt. An applied batch keeps its key and outcome, not its body: its lines live on
+ * as those facts (kept whole, a relay's batches would grow the database by their own size). A
+ * batch that cannot be applied is stored whole, unapplied, for the retry job, and answered 503.
  */
 @Injectable()
 export class LogBatchesService {
@@ -42,18 +46,24 @@ export class LogBatchesService {
 
   constructor(
     @InjectRepository(LogBatch) private readonly batches: Repository<LogBatch>,
-    private readonly transactions: TransactionService,
+    transactions: TransactionService,
+    dialect: SqlDialect,
     private readonly facts: DeliveryFacts,
     private readonly records: DeliveryRecordsService,
     private readonly config: AppConfig,
   ) {
-    this.inbox = new InboundEventInbox(batches, 'Log batch');
+    this.inbox = new InboundEventInbox(batches, 'Log batch', {
+      transactions,
+      dialect,
+      presumed: 'applied',
+      keepAppliedRaw: false,
+      retryPerTransaction: 1,
+    });
   }
 
   async ingest(body: unknown, form: ShippedForm): Promise<IngestResult> {
     const raw = typeof body === 'string' ? body : JSON.stringify(body);
-    const receivedAt = new Date();
-    const lines = this.parse(raw, form, receivedAt);
+    const lines = this.parse(form === 'json' ? { json: body } : { text: raw, form }, new Date());
     const batch = this.batches.create({
       eventKey: `sha256:${sha256(form, raw)}`,
       webhookId: null,
@@ -65,48 +75,54 @@ export class LogBatchesService {
       appliedAt: null,
       records: null,
     });
-    const received = await this.inbox.receive(batch, (stored) => this.apply(stored, lines.parsed));
+    let records = 0;
+    const applied = await this.inbox.receiveMany([batch], async (em, due) => {
+      records = await this.applyLines(em, lines.parsed);
+      await this.inbox.setColumns(em, due, { records });
+    });
     const result = {
       accepted: lines.accepted,
       parsed: lines.parsed.length,
       skipped: lines.accepted - lines.parsed.length,
-      records: received.kind === 'applied' ? (received.applied.record?.records ?? 0) : 0,
+      records: applied.length ? records : 0,
     };
-    if (received.kind === 'applied') countLogBatch(result);
+    if (applied.length) countLogBatch(result);
     return result;
   }
 
-  /** For the retry job: batches stored but not applied (a crash, a database error). */
+  /** For the retry job: batches stored but not applied (a crash, a database error), one a transaction. */
   @Job('retry-callbacks', { shared: true })
   retryUnapplied(): Promise<number> {
-    return this.inbox.retryUnapplied((batch) =>
-      this.apply(batch, this.parse(batch.raw, batch.contentType as ShippedForm, batch.createdAt).parsed),
-    );
-  }
-
-  /**
-   * The batch's lines applied and its outcome recorded in one transaction, begun once a queue-lock
-   * permit is free (the batch is stored already: waiting loses nothing).
-   */
-  private apply(batch: LogBatch, lines: ParsedLine[]): Promise<Applied<LogBatch>> {
-    return this.transactions.runRowLocking(async (em) => {
-      const records = await this.applyLines(em, lines);
-      return this.inbox.recordApplied(em, batch, { outcome: 'applied', record: { records } });
+    return this.inbox.retryUnappliedMany(async (em, due) => {
+      for (const batch of due) {
+        const form = batch.contentType as ShippedForm;
+        const lines = this.parse(
+          form === 'json' ? { jsonText: batch.raw } : { text: batch.raw, form },
+          batch.createdAt,
+        );
+        const records = await this.applyLines(em, lines.parsed);
+        await this.inbox.setColumns(em, [batch], { records });
+      }
     });
   }
 
-  private parse(raw: string, form: ShippedForm, now: Date): { accepted: number; parsed: ParsedLine[] } {
+  /** A batch's Postfix lines, from the parsed JSON body, the stored JSON text, or text / NDJSON. */
+  private parse(
+    body: { json: unknown } | { jsonText: string } | { text: string; form: ShippedForm },
+    now: Date,
+  ): { accepted: number; parsed: ParsedLine[] } {
     let shipped: ShippedLine[];
-    if (form === 'json') {
-      let body: unknown;
+    if ('json' in body) shipped = linesFromJson(body.json);
+    else if ('jsonText' in body) {
+      let json: unknown;
       try {
-        body = JSON.parse(raw);
+        json = JSON.parse(body.jsonText);
       } catch {
         throw new BadRequestException('Malformed JSON in request body');
       }
-      shipped = linesFromJson(body);
+      shipped = linesFromJson(json);
     } else {
-      shipped = form === 'ndjson' ? linesFromNdjson(raw) : linesFromText(raw);
+      shipped = body.form === 'ndjson' ? linesFromNdjson(body.text) : linesFromText(body.text);
     }
     const timeZone = this.config.env.LOG_TIMEZONE;
     const parsed: ParsedLine[] = [];
