@@ -652,6 +652,8 @@ function fleetFigures(fleet: FleetFigures, live: HttpRun, kind: BenchDatabase['k
   const { ingest, events } = fleet;
   const answered = (run: FleetFigures['ingest']) =>
     `${fmt(run.batches)} batches in ${fmt(run.seconds, 1)} s, p50 ${fmt(run.latencyMs.p50)} ms, max ${fmt(run.latencyMs.max)} ms; ${run.refused} answered other than 200`;
+  const cpu = (run: FleetFigures['ingest'], unit: string) =>
+    run.serviceCpuMicrosPerUnit === null ? '' : `; service CPU ${fmt(run.serviceCpuMicrosPerUnit, 1)} µs a ${unit}`;
   return [
     figure(
       'fleet-ingest-lines',
@@ -659,7 +661,7 @@ function fleetFigures(fleet: FleetFigures, live: HttpRun, kind: BenchDatabase['k
       ingest.perSecond,
       'lines/s',
       pg({ op: '>=', limit: BUDGET_FLEET_LINES_PER_SECOND }),
-      `${fmt(ingest.units)} lines; 125 messages × 8 lines a batch (a busy company's 100), new queue ids every batch`,
+      `${fmt(ingest.units)} lines; 125 messages × 8 lines a batch (a busy company's 100), new queue ids every batch${cpu(ingest, 'line')}`,
     ),
     figure(
       'fleet-ingest-ratio',
@@ -689,7 +691,7 @@ function fleetFigures(fleet: FleetFigures, live: HttpRun, kind: BenchDatabase['k
       events.perSecond,
       '/s',
       pg({ op: '>=', limit: BUDGET_FLEET_EVENTS_PER_SECOND }),
-      `${fmt(events.units)} SendGrid deliveries of the ingested mail; p99 ${fmt(events.latencyMs.p99)} ms; ${events.timeouts} timeouts, ${events.refused} answered other than 200`,
+      `${fmt(events.units)} SendGrid deliveries of the ingested mail; p99 ${fmt(events.latencyMs.p99)} ms; ${events.timeouts} timeouts, ${events.refused} answered other than 200${cpu(events, 'event')}`,
     ),
     figure(
       'fleet-provider-events-ratio',

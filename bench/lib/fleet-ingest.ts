@@ -1,7 +1,7 @@
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { ServiceWatch } from './event-loop';
-import { RssSampler, RunningService } from './service';
+import { cpuMicros, RssSampler, RunningService } from './service';
 
 /** quality.md's fleet rows: 50 Postfix hosts shipping at once. */
 export const FLEET_CONNECTIONS = 50;
@@ -31,6 +31,8 @@ export interface FleetRun {
   refused: number;
   latencyMs: { p50: number; p99: number; max: number };
   seconds: number;
+  /** The service's CPU time (user + system) per unit: steadier than the rate on a shared machine. */
+  serviceCpuMicrosPerUnit: number | null;
 }
 
 export interface FleetFigures {
@@ -160,6 +162,7 @@ export async function measureFleet(
     next: (connection: number) => { body: string; units: number } | null,
   ): Promise<FleetRun> => {
     const started = performance.now();
+    const cpuBefore = cpuMicros(service.pid);
     const until = started + seconds * 1000;
     const latencies: number[] = [];
     let units = 0;
@@ -180,6 +183,7 @@ export async function measureFleet(
       }),
     );
     const elapsed = (performance.now() - started) / 1000;
+    const cpuAfter = cpuMicros(service.pid);
     latencies.sort((a, b) => a - b);
     const at = (q: number) =>
       latencies[Math.min(latencies.length - 1, Math.ceil(latencies.length * q) - 1)] ?? 0;
@@ -191,6 +195,8 @@ export async function measureFleet(
       refused,
       latencyMs: { p50: at(0.5), p99: at(0.99), max: latencies[latencies.length - 1] ?? 0 },
       seconds: elapsed,
+      serviceCpuMicrosPerUnit:
+        cpuBefore === undefined || cpuAfter === undefined || !units ? null : (cpuAfter - cpuBefore) / units,
     };
   };
 

@@ -175,7 +175,22 @@ export class SqlDialect {
     rows: Array<Partial<T>>,
     key: K,
   ): Promise<Array<T[K]>> {
-    return (await this.insertRows(manager, target, rows, 'ignore', key)).returned as Array<T[K]>;
+    return (await this.insertRows(manager, target, rows, 'ignore', [key])).returned.map(
+      (row) => row[key],
+    ) as Array<T[K]>;
+  }
+
+  /**
+   * insertNew for a key of several columns (a composite unique key): the `keys` fields of the rows
+   * really inserted, as their values were given.
+   */
+  async insertNewKeys<T extends ObjectLiteral, K extends keyof T & string>(
+    manager: EntityManager,
+    target: EntityTarget<T>,
+    rows: Array<Partial<T>>,
+    keys: K[],
+  ): Promise<Array<Pick<T, K>>> {
+    return (await this.insertRows(manager, target, rows, 'ignore', keys)).returned as Array<Pick<T, K>>;
   }
 
   private async insertRows<T extends ObjectLiteral>(
@@ -183,9 +198,9 @@ export class SqlDialect {
     target: EntityTarget<T>,
     rows: Array<Partial<T>>,
     conflict: InsertConflict<T>,
-    returning?: keyof T & string,
-  ): Promise<{ affected: number; returned: unknown[] }> {
-    const returned: unknown[] = [];
+    returning?: Array<keyof T & string>,
+  ): Promise<{ affected: number; returned: Array<Record<string, unknown>> }> {
+    const returned: Array<Record<string, unknown>> = [];
     if (!rows.length) return { affected: 0, returned };
     const metadata = manager.connection.getMetadata(target);
     const escape = (name: string) => manager.connection.driver.escape(name);
@@ -206,13 +221,19 @@ export class SqlDialect {
             ...sets(conflict.update, (c) => `${c} = excluded.${c}`),
             ...sets(conflict.add, (c) => `${c} = ${table}.${c} + excluded.${c}`),
           ].join(', ');
-    const returningColumn = returning === undefined ? undefined : columnOf(returning);
-    const tail = returningColumn ? ` RETURNING ${escape(returningColumn.databaseName)}` : '';
+    const returningColumns = returning?.map(columnOf);
+    const tail = returningColumns
+      ? ` RETURNING ${returningColumns.map((c) => escape(c.databaseName)).join(', ')}`
+      : '';
     const run = async (sql: string, params: unknown[]) => {
       const result = await this.structuredQuery(manager, sql + tail, params);
-      if (returningColumn) {
+      if (returningColumns) {
         const records = (result.records ?? []) as Array<Record<string, unknown>>;
-        for (const record of records) returned.push(record[returningColumn.databaseName]);
+        for (const record of records) {
+          const row: Record<string, unknown> = {};
+          for (const column of returningColumns) row[column.propertyName] = record[column.databaseName];
+          returned.push(row);
+        }
         return records.length;
       }
       return result.affected ?? 0;

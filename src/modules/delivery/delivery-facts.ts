@@ -58,32 +58,31 @@ export class DeliveryFacts {
 
   /**
    * Merges a batch's facts into the stored queues (a fact once known is kept; the earliest times
-   * win) and answers the queues that changed. New queues are written whole (the usual batch holds
-   * every line of its messages); then every row is read locked and what it lacks is merged in:
-   * facts of a queue already known, or of one a concurrent batch inserted first.
+   * win). New queues are written whole (the usual batch holds every line of its messages); the
+   * rows that existed (or that a concurrent batch inserted first) are then read locked and what
+   * they lack is merged in. Answers the queues that changed, and of them those this call created:
+   * a delivery line is stored only with its queue's row, so every line of a created queue is in
+   * this batch (DeliveryRecordsService.rebuild need not read them).
    */
-  async mergeQueues(em: EntityManager, batch: QueueFacts[]): Promise<Map<string, QueueKey>> {
+  async mergeQueues(
+    em: EntityManager,
+    batch: QueueFacts[],
+  ): Promise<{ touched: Map<string, QueueKey>; created: Set<string> }> {
     const touched = new Map<string, QueueKey>();
-    if (!batch.length) return touched;
-    const repo = em.getRepository(PostfixQueue);
-    const hosts = [...new Set(batch.map((f) => f.host))];
-    const ids = [...new Set(batch.map((f) => f.queueId))];
-    const known = new Set<string>();
-    for (const idChunk of chunks(ids)) {
-      const rows = await repo.find({
-        where: { host: In(hosts), queueId: In(idChunk) },
-        select: { host: true, queueId: true },
-      });
-      for (const row of rows) known.add(queueKey(row.host, row.queueId));
+    const created = new Set<string>();
+    if (!batch.length) return { touched, created };
+    for (const row of await this.dialect.insertNewKeys(em, PostfixQueue, batch, ['host', 'queueId'])) {
+      const key = queueKey(row.host, row.queueId);
+      created.add(key);
+      touched.set(key, { host: row.host, queueId: row.queueId });
     }
-    const fresh = batch.filter((f) => !known.has(queueKey(f.host, f.queueId)));
-    await this.dialect.insertMany(em, PostfixQueue, fresh, 'ignore');
-    for (const f of fresh) touched.set(queueKey(f.host, f.queueId), { host: f.host, queueId: f.queueId });
-
+    const known = batch.filter((f) => !created.has(queueKey(f.host, f.queueId)));
+    if (!known.length) return { touched, created };
+    const repo = em.getRepository(PostfixQueue);
     const stored = new Map(
-      (await this.lockedQueues(em, batch)).map((row) => [queueKey(row.host, row.queueId), row]),
+      (await this.lockedQueues(em, known)).map((row) => [queueKey(row.host, row.queueId), row]),
     );
-    for (const facts of batch) {
+    for (const facts of known) {
       const key = queueKey(facts.host, facts.queueId);
       const row = stored.get(key);
       if (!row) continue;
@@ -92,7 +91,7 @@ export class DeliveryFacts {
       await repo.update({ id: row.id }, changes);
       touched.set(key, { host: row.host, queueId: row.queueId });
     }
-    return touched;
+    return { touched, created };
   }
 
   /** Stores the delivery lines not seen before (by their key); answers those it stored. */

@@ -14,7 +14,6 @@ import {
   RecordCompany,
   recordChanged,
 } from './clean-record-builder';
-import { PostfixDelivery } from './entities/postfix-delivery.entity';
 import { PostfixQueue } from './entities/postfix-queue.entity';
 import { DeliveryFacts, StoredProviderEvent } from './delivery-facts';
 import { DeliveryLine, queueKey } from './parsing/queue-facts';
@@ -60,14 +59,25 @@ export class DeliveryRecordsService {
    * Rebuilds the targets' records and the rejects', and answers how many clean records were
    * created or changed, and the provider events that were not applied because their Message-ID
    * names records of more than one company. A queue whose company is not settled yet is rebuilt
-   * whole (its records must all name the company decided now).
+   * whole (its records must all name the company decided now). `linesOfCreated`: queues the
+   * caller's transaction created, with every line they have (none is read again, and no record of
+   * theirs can exist yet).
    */
-  async rebuild(em: EntityManager, targets: RebuildTargets, rejects: DeliveryLine[]): Promise<RebuildResult> {
+  async rebuild(
+    em: EntityManager,
+    targets: RebuildTargets,
+    rejects: DeliveryLine[],
+    linesOfCreated: ReadonlyMap<string, DeliveryLine[]> = new Map(),
+  ): Promise<RebuildResult> {
     const queueRows = await this.facts.lockedQueues(em, targets.queues);
     const wanted = targets.withWholeQueues(queueRows.filter((queue) => !queue.attributedAt));
-    const deliveries = await this.facts.deliveriesOf(em, wanted);
+    const deliveries: DeliveryLine[] = await this.facts.deliveriesOf(
+      em,
+      wanted.without(linesOfCreated.keys()),
+    );
+    for (const lines of linesOfCreated.values()) deliveries.push(...lines);
 
-    const byRecipient = new Map<string, PostfixDelivery[]>();
+    const byRecipient = new Map<string, DeliveryLine[]>();
     for (const d of deliveries) {
       const key = `${queueKey(d.host, d.queueId!)}\n${d.recipient}`;
       const group = byRecipient.get(key);
@@ -81,7 +91,7 @@ export class DeliveryRecordsService {
     const queueByKey = new Map(queueRows.map((q) => [queueKey(q.host, q.queueId), q]));
     const companies = await this.queueCompanies(em, queueRows);
 
-    const bare: Array<{ queue: PostfixQueue; group: PostfixDelivery[]; record: CleanRecord }> = [];
+    const bare: Array<{ queue: PostfixQueue; group: DeliveryLine[]; record: CleanRecord }> = [];
     for (const group of byRecipient.values()) {
       const first = group[0];
       const queue = queueByKey.get(queueKey(first.host, first.queueId!));
@@ -113,10 +123,17 @@ export class DeliveryRecordsService {
       em,
       built.map((b) => b.record),
     );
+    // A record of a queue created now cannot be stored yet, but in Elasticsearch (a failed transaction's write).
+    const mayBeStored = built.filter(
+      (b) =>
+        this.index.kind !== 'sql' ||
+        b.record.queueId === null ||
+        !linesOfCreated.has(queueKey(b.record.host, b.record.queueId)),
+    );
     const before = new Map(
       (
         await this.index.getMany(
-          built.map((b) => b.record.id),
+          mayBeStored.map((b) => b.record.id),
           em,
         )
       ).map((r) => [r.id, r]),

@@ -13,7 +13,7 @@ import { Job } from '../jobs/job.decorator';
 import { countLogBatch } from '../metrics/metrics';
 import { LogBatch } from './entities/log-batch.entity';
 import { parsePostfixMessage, parseSyslogLine } from './parsing/postfix-line';
-import { factsOf, ParsedLine } from './parsing/queue-facts';
+import { DeliveryLine, factsOf, ParsedLine, queueKey } from './parsing/queue-facts';
 import { RebuildTargets } from './rebuild-targets';
 import { linesFromJson, linesFromNdjson, linesFromText, ShippedLine } from './parsing/shipped-lines';
 
@@ -147,15 +147,21 @@ export class LogBatchesService {
   private async applyLines(em: EntityManager, lines: ParsedLine[]): Promise<number> {
     const facts = factsOf(lines);
     const targets = new RebuildTargets();
-    for (const queue of (await this.facts.mergeQueues(em, facts.queues)).values()) targets.wholeQueue(queue);
+    const { touched, created } = await this.facts.mergeQueues(em, facts.queues);
+    for (const queue of touched.values()) targets.wholeQueue(queue);
     const fresh = await this.facts.insertNewDeliveries(em, facts.deliveries);
+    /** Every line of the queues created now: this batch's (DeliveryFacts.mergeQueues). */
+    const linesOfCreated = new Map<string, DeliveryLine[]>([...created].map((key) => [key, []]));
     for (const d of fresh) {
-      if (d.queueId !== null) targets.recipient({ host: d.host, queueId: d.queueId }, d.recipient);
+      if (d.queueId === null) continue;
+      targets.recipient({ host: d.host, queueId: d.queueId }, d.recipient);
+      linesOfCreated.get(queueKey(d.host, d.queueId))?.push(d);
     }
     const rebuilt = await this.records.rebuild(
       em,
       targets,
       fresh.filter((d) => d.queueId === null),
+      linesOfCreated,
     );
     return rebuilt.records;
   }

@@ -31,6 +31,14 @@ export class RebuildTargets {
     return copy;
   }
 
+  /** A copy of these targets without the queues of these keys (`queueKey`). */
+  without(keys: Iterable<string>): RebuildTargets {
+    const copy = new RebuildTargets();
+    for (const [key, target] of this.byQueue) copy.byQueue.set(key, target);
+    for (const key of keys) copy.byQueue.delete(key);
+    return copy;
+  }
+
   get queues(): QueueKey[] {
     return [...this.byQueue.values()].map((t) => t.queue);
   }
