@@ -956,6 +956,16 @@ function reportFigures(reports: SeededReports, d: DeliverabilityFigures): Figure
   ];
 }
 
+function printPhases(watch: ServiceWatch): void {
+  console.log(
+    "\nphase by phase: event-loop delay max, sampled RSS peak, and at the phase's end V8 heap used/total and external (MB)",
+  );
+  for (const p of watch.phases)
+    console.log(
+      `  ${fmt(p.maxMs)} ms · RSS ${fmt(p.rssPeakMb ?? NaN)} · heap ${fmt(p.memoryMb.heapUsed)}/${fmt(p.memoryMb.heapTotal)} · external ${fmt(p.memoryMb.external)} · ${p.during}`,
+    );
+}
+
 const tableHeader = (machine: { date: string; node: string; cpus: number; cpuModel: string }, kind: string) =>
   `bench ${machine.date} · node ${machine.node} · ${machine.cpus} CPUs (${machine.cpuModel}) · ` +
   `database ${kind} · LOG_LEVEL=${LOG_LEVEL} · ${CONNECTIONS} connections, ${DURATION_S} s per route, ` +
@@ -1136,6 +1146,7 @@ async function main(): Promise<void> {
       }
       watch.stop();
       printTable(only, `${tableHeader(machine, db.kind)} · BENCH_ONLY=${ONLY.join(',')}`);
+      printPhases(watch);
       return;
     }
     console.log(
@@ -1390,13 +1401,7 @@ async function main(): Promise<void> {
     ];
 
     printTable(figures, tableHeader(machine, db.kind));
-    console.log(
-      "\nphase by phase: event-loop delay max, sampled RSS peak, and at the phase's end V8 heap used/total and external (MB)",
-    );
-    for (const p of watch.phases)
-      console.log(
-        `  ${fmt(p.maxMs)} ms · RSS ${fmt(p.rssPeakMb ?? NaN)} · heap ${fmt(p.memoryMb.heapUsed)}/${fmt(p.memoryMb.heapTotal)} · external ${fmt(p.memoryMb.external)} · ${p.during}`,
-      );
+    printPhases(watch);
     const cpu = (r: HttpRun) =>
       r.serviceCpuMicrosPerRequest === null ? 'n/a' : `${fmt(r.serviceCpuMicrosPerRequest)} µs`;
     console.log(

@@ -167,10 +167,11 @@ export class InboundEventInbox<E extends InboundEvent> {
    * `presumed` outcome, and applied with the stored copies still unapplied that no request is
    * applying; `apply` overwrites the outcome of the events it decides otherwise (`setOutcome`).
    * When applying fails, the events are stored alone, unapplied, with the error (nothing is
-   * lost; the retry job applies them) and InboundEventNotApplied is thrown. Answers the events
-   * this call applied.
+   * lost; the retry job applies them) and InboundEventNotApplied is thrown; `unapplied` gives
+   * what such a row holds beyond the event as given (the body an applied log batch does not keep).
+   * Answers the events this call applied.
    */
-  async receiveMany(events: E[], apply: ApplyMany<E>): Promise<E[]> {
+  async receiveMany(events: E[], apply: ApplyMany<E>, unapplied?: () => Partial<E>): Promise<E[]> {
     const { transactions, dialect, presumed } = this.batches();
     const appliedAt = new Date();
     const keepRaw = this.many?.keepAppliedRaw ?? true;
@@ -197,8 +198,14 @@ export class InboundEventInbox<E extends InboundEvent> {
         return due;
       });
     } catch (e) {
-      const unapplied = events.map((event) => ({ ...event, outcome: null, appliedAt: null, attempts: 0 }));
-      await dialect.insertNew(this.events.manager, this.events.target, unapplied, 'eventKey');
+      const stored = events.map((event) => ({
+        ...event,
+        ...unapplied?.(),
+        outcome: null,
+        appliedAt: null,
+        attempts: 0,
+      }));
+      await dialect.insertNew(this.events.manager, this.events.target, stored, 'eventKey');
       await this.recordFailureMany(events, e);
       throw new InboundEventNotApplied(this.what, e);
     }

@@ -62,12 +62,14 @@ export class LogBatchesService {
   }
 
   async ingest(body: unknown, form: ShippedForm): Promise<IngestResult> {
-    const raw = typeof body === 'string' ? body : JSON.stringify(body);
-    const lines = this.parse(form === 'json' ? { json: body } : { text: raw, form }, new Date());
+    const receivedAt = new Date();
+    const shipped = form === 'json' ? { json: body } : { text: body as string, form };
+    // The body is stored only if it cannot be applied: written out again then, not kept meanwhile.
+    const eventKey = `sha256:${sha256(form, typeof body === 'string' ? body : JSON.stringify(body))}`;
     const batch = this.batches.create({
-      eventKey: `sha256:${sha256(form, raw)}`,
+      eventKey,
       webhookId: null,
-      raw,
+      raw: '',
       contentType: form,
       outcome: null,
       attempts: 0,
@@ -76,10 +78,18 @@ export class LogBatchesService {
       records: null,
     });
     let records = 0;
-    const applied = await this.inbox.receiveMany([batch], async (em, due) => {
-      records = await this.applyLines(em, lines.parsed);
-      await this.inbox.setColumns(em, due, { records });
-    });
+    // Parsed once a permit to apply is free: the batches waiting for one hold their bodies only.
+    let lines: ReturnType<LogBatchesService['parse']> | undefined;
+    const applied = await this.inbox.receiveMany(
+      [batch],
+      async (em, due) => {
+        lines = this.parse(shipped, receivedAt);
+        records = await this.applyLines(em, lines.parsed);
+        await this.inbox.setColumns(em, due, { records });
+      },
+      () => ({ raw: typeof body === 'string' ? body : JSON.stringify(body) }),
+    );
+    lines ??= this.parse(shipped, receivedAt);
     const result = {
       accepted: lines.accepted,
       parsed: lines.parsed.length,
