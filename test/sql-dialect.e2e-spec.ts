@@ -151,7 +151,18 @@ describe('SqlDialect', () => {
 
   describe('insertMany', () => {
     /** Values that a text encoding of parameters (a VALUES list, or PostgreSQL array literals) could get wrong. */
-    const awkward = ['"quoted"', 'back\\slash', '{braces, comma}', 'NULL', '', ' spaced ', 'ünï 😀', "it's"];
+    const awkward = [
+      '"quoted"',
+      'back\\slash',
+      'both \\"\\\\',
+      'line\nbreak\ttab',
+      '{braces, comma}',
+      'NULL',
+      '',
+      ' spaced ',
+      'ünï 😀',
+      "it's",
+    ];
     const log = (n: number, overrides: Partial<CleanLog> = {}): CleanLog => ({
       id: `insert-many-${n}`,
       companyId: n % 2 ? company.id : null,

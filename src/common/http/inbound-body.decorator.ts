@@ -1,5 +1,7 @@
 import { BadRequestException, createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import { sha256Hex } from '../secrets';
+import { jsonTextDigest } from './json-body-parser';
 import { refuseDeepNesting } from './json-depth';
 import { OversizedJsonObject } from './oversized-json';
 
@@ -9,6 +11,8 @@ export type InboundBodyForm = 'json' | 'ndjson' | 'text';
 export interface InboundBodyValue {
   body: unknown;
   form: InboundBodyForm;
+  /** SHA-256 (hex) of the body's text as it came: what a copy of it has too. */
+  digest(): string;
 }
 
 export interface InboundBodyRules {
@@ -35,7 +39,11 @@ export const InboundBody = createParamDecorator(
     }
     if (typeof body === 'string' && rules.text) {
       const type = (request.headers['content-type'] ?? '').toLowerCase();
-      return { body, form: type.startsWith('application/x-ndjson') ? 'ndjson' : 'text' };
+      return {
+        body,
+        form: type.startsWith('application/x-ndjson') ? 'ndjson' : 'text',
+        digest: () => sha256Hex(body),
+      };
     }
     const shapeTaken = typeof body === 'object' && (rules.json === 'object-or-array' || !Array.isArray(body));
     if (!shapeTaken) {
@@ -46,6 +54,10 @@ export const InboundBody = createParamDecorator(
       );
     }
     refuseDeepNesting(body);
-    return { body, form: 'json' };
+    return {
+      body,
+      form: 'json',
+      digest: () => jsonTextDigest(request) ?? sha256Hex(JSON.stringify(body)),
+    };
   },
 );

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { hash } from 'node:crypto';
 import secureJsonParse from 'secure-json-parse';
 import type { LargeBodyRouteConfig } from './large-body';
 import { checkFieldCounts } from './oversized-json';
@@ -14,6 +15,16 @@ const UTF8_CHARSETS = new Set(['utf-8', 'utf8', 'us-ascii']);
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** The SHA-256 (hex) of each @LargeBody request's JSON text, taken while it is at hand (see jsonTextDigest). */
+const digests = new WeakMap<FastifyRequest, string>();
+
+/**
+ * The SHA-256 (hex) of a @LargeBody route's JSON body as it came (after inflating): what an
+ * inbound event is deduplicated on, without writing the parsed value out again. Undefined for
+ * other routes and bodies.
+ */
+export const jsonTextDigest = (request: FastifyRequest): string | undefined => digests.get(request);
 
 export class MalformedBodyError extends Error {
   readonly statusCode: number = 400;
@@ -84,6 +95,9 @@ function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   // Well-formed UTF-8 cannot carry a lone surrogate; only a \uD8xx-\uDFxx escape can, so most bodies skip the walk.
   if (SURROGATE_ESCAPE.test(text) && !isWellFormedDeep(parsed)) {
     throw new MalformedBodyError('Request body contains invalid Unicode (a lone UTF-16 surrogate)');
+  }
+  if ((request.routeOptions.config as LargeBodyRouteConfig).largeBody) {
+    digests.set(request, hash('sha256', body, 'hex'));
   }
   return parsed;
 }

@@ -42,6 +42,6 @@ export class LogBatchesController {
   receive(
     @InboundBody({ json: 'object-or-array', text: true }) shipped: InboundBodyValue,
   ): Promise<IngestResultDto> {
-    return this.ingest.ingest(shipped.body, shipped.form);
+    return this.ingest.ingest(shipped);
   }
 }

@@ -1,5 +1,5 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
-import type { InboundBodyForm } from '../../common/http/inbound-body.decorator';
+import type { InboundBodyForm, InboundBodyValue } from '../../common/http/inbound-body.decorator';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
@@ -61,13 +61,11 @@ export class LogBatchesService {
     });
   }
 
-  async ingest(body: unknown, form: ShippedForm): Promise<IngestResult> {
+  async ingest({ body, form, digest }: InboundBodyValue): Promise<IngestResult> {
     const receivedAt = new Date();
     const shipped = form === 'json' ? { json: body } : { text: body as string, form };
-    // The body is stored only if it cannot be applied: written out again then, not kept meanwhile.
-    const eventKey = `sha256:${sha256(form, typeof body === 'string' ? body : JSON.stringify(body))}`;
     const batch = this.batches.create({
-      eventKey,
+      eventKey: `sha256:${sha256(form, digest())}`,
       webhookId: null,
       raw: '',
       contentType: form,
@@ -87,6 +85,7 @@ export class LogBatchesService {
         records = await this.applyLines(em, lines.parsed);
         await this.inbox.setColumns(em, due, { records });
       },
+      // The body is kept only when it cannot be applied: written out again then.
       () => ({ raw: typeof body === 'string' ? body : JSON.stringify(body) }),
     );
     lines ??= this.parse(shipped, receivedAt);
