@@ -80,6 +80,27 @@ function propertyColumn(metadata: EntityMetadata, property: string, operation: s
   return found;
 }
 
+/** Column types whose values PostgresDriver.preparePersistentValue gives back as they are (timestamps as Dates). */
+const PG_TYPES_TAKEN_AS_IS = new Set<unknown>([
+  'varchar',
+  'character varying',
+  'text',
+  'integer',
+  'int',
+  'smallint',
+  'bigint',
+  'real',
+  'double precision',
+  'boolean',
+  'uuid',
+  'timestamptz',
+  'timestamp with time zone',
+]);
+
+/** Whether a column's values go to pg as they are: no transformer, and a type TypeORM does not convert. */
+const takenAsIs = (column: ColumnMetadata): boolean =>
+  !column.transformer && PG_TYPES_TAKEN_AS_IS.has(column.type);
+
 const ARRAY_ELEMENT_SPECIALS = /["\\]/;
 const ARRAY_ELEMENT_ESCAPES = /["\\]/g;
 
@@ -278,7 +299,14 @@ export class SqlDialect {
       // than to insert.
       const unnest = columns.map((c, n) => `$${n + 1}::${driver.normalizeType(c)}[]`).join(', ');
       for (const chunk of chunks(rows, PG_ROWS_PER_STATEMENT)) {
-        const params = columns.map((column) => pgArray(chunk.map((row) => valueOf(row, column))));
+        const params = columns.map((column) => {
+          const property = column.propertyName as keyof T;
+          // A column pg takes as it is (text, numbers, booleans, timestamps) skips TypeORM's preparation.
+          const values = takenAsIs(column)
+            ? chunk.map((row) => row[property] ?? null)
+            : chunk.map((row) => valueOf(row, column));
+          return pgArray(values);
+        });
         affected += await run(`${head}SELECT * FROM unnest(${unnest}) ${onConflict}`, params);
       }
       return { affected, returned };
