@@ -1086,6 +1086,7 @@ async function main(): Promise<void> {
       );
       const companies = await Promise.all(tokens.map((token) => companyOf(service!, db, token)));
       return measureFleet(service!, watch, {
+        db,
         logShipperKey: LOG_SHIPPER_API_KEY,
         webhookUser: WEBHOOK_USER,
         webhookPassword: WEBHOOK_PASSWORD,
