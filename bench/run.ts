@@ -653,7 +653,9 @@ function fleetFigures(fleet: FleetFigures, live: HttpRun, kind: BenchDatabase['k
   const answered = (run: FleetFigures['ingest']) =>
     `${fmt(run.batches)} batches in ${fmt(run.seconds, 1)} s, p50 ${fmt(run.latencyMs.p50)} ms, max ${fmt(run.latencyMs.max)} ms; ${run.refused} answered other than 200`;
   const cpu = (run: FleetFigures['ingest'], unit: string) =>
-    run.serviceCpuMicrosPerUnit === null ? '' : `; service CPU ${fmt(run.serviceCpuMicrosPerUnit, 1)} µs a ${unit}`;
+    run.serviceCpuMicrosPerUnit === null
+      ? ''
+      : `; service CPU ${fmt(run.serviceCpuMicrosPerUnit, 1)} µs a ${unit}`;
   return [
     figure(
       'fleet-ingest-lines',

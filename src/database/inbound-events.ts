@@ -246,7 +246,7 @@ export class InboundEventInbox<E extends InboundEvent> {
     events: E[],
     columns: Partial<Omit<E, keyof InboundEvent>>,
   ): Promise<void> {
-    await this.updateByKeys(em, events, columns as Record<string, unknown>, false);
+    await this.updateByKeys(em, events, columns, false);
   }
 
   /** Stored events applied again: one attempt more, and the presumed outcome where `apply` set none. */

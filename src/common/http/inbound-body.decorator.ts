@@ -12,7 +12,7 @@ export interface InboundBodyValue {
   body: unknown;
   form: InboundBodyForm;
   /** SHA-256 (hex) of the body's text as it came: what a copy of it has too. */
-  digest(): string;
+  readonly digest: () => string;
 }
 
 export interface InboundBodyRules {

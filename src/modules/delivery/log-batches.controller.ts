@@ -1,7 +1,7 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiTags } from '@nestjs/swagger';
 import { InboundBody, InboundBodyValue } from '../../common/http/inbound-body.decorator';
-import { LargeBody } from '../../common/http/large-body';
+import { BulkFeed, LargeBody } from '../../common/http/large-body';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import { UseCredential } from '../auth/access.decorators';
@@ -30,6 +30,7 @@ export class LogBatchesController {
   @HttpCode(200)
   @UseCredential('log-shipper-key')
   @LargeBody()
+  @BulkFeed()
   @ResponseMessage('Logs received')
   @ApiConsumes('application/json', 'application/x-ndjson', 'text/plain')
   @ApiBody({

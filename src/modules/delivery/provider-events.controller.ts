@@ -1,7 +1,7 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiTags } from '@nestjs/swagger';
 import { InboundBody, InboundBodyValue } from '../../common/http/inbound-body.decorator';
-import { LargeBody } from '../../common/http/large-body';
+import { BulkFeed, LargeBody } from '../../common/http/large-body';
 import { ResponseMessage } from '../../common/http/response-message.decorator';
 import { ApiEnvelope, ApiErrors } from '../../common/swagger/api-envelope.decorator';
 import { UseCredential } from '../auth/access.decorators';
@@ -31,6 +31,7 @@ export class ProviderEventsController {
   @HttpCode(200)
   @UseCredential('basic')
   @LargeBody()
+  @BulkFeed()
   @ResponseMessage('Mail-provider events received')
   @ApiBody({
     type: ProviderEventPayloadDto,
