@@ -133,6 +133,26 @@ describe('Transactions and the work of other requests', () => {
     expect((await tokens.find()).map((r) => r.tokenHash[0])).toEqual(['e']);
   });
 
+  it('gives each row-locking transaction running at once a counter shard of its own on PostgreSQL, shard 0 on SQLite', async () => {
+    const concurrent = 4;
+    const shards: number[] = [];
+    const allIn = latch();
+    await Promise.all(
+      Array.from({ length: concurrent }, () =>
+        transactions.runRowLocking(async (em) => {
+          shards.push(transactions.counterShard(em));
+          if (!transactions.isPostgres) return; // one transaction at a time: none would ever see the others
+          if (shards.length === concurrent) allIn.open();
+          await allIn.wait;
+        }),
+      ),
+    );
+    expect(shards).toHaveLength(concurrent);
+    if (transactions.isPostgres) expect(new Set(shards).size).toBe(concurrent);
+    else expect(shards).toEqual(Array(concurrent).fill(0));
+    expect(transactions.counterShard(undefined)).toBe(0);
+  });
+
   describe('before-commit work', () => {
     it('runs inside the transaction after its work, in the order registered, before the after-commit callbacks', async () => {
       const order: string[] = [];

@@ -399,22 +399,22 @@ export async function seedCleanLogs(
         `SELECT company_id, ${dayOf}, sender_domain, status, COUNT(*), ${flag('opened')}, ${flag('clicked')} ` +
         `FROM clean_logs WHERE company_id = ? AND host = 'seed1' GROUP BY company_id, ${dayOf}, sender_domain, status ` +
         (db.kind === 'postgres'
-          ? 'ON CONFLICT (company_id, day, sender_domain, status) DO UPDATE SET records = clean_log_daily.records + excluded.records, opened = clean_log_daily.opened + excluded.opened, clicked = clean_log_daily.clicked + excluded.clicked'
-          : 'ON CONFLICT (company_id, day, sender_domain, status) DO UPDATE SET records = records + excluded.records, opened = opened + excluded.opened, clicked = clicked + excluded.clicked'),
+          ? 'ON CONFLICT (company_id, day, sender_domain, status, shard) DO UPDATE SET records = clean_log_daily.records + excluded.records, opened = clean_log_daily.opened + excluded.opened, clicked = clean_log_daily.clicked + excluded.clicked'
+          : 'ON CONFLICT (company_id, day, sender_domain, status, shard) DO UPDATE SET records = records + excluded.records, opened = opened + excluded.opened, clicked = clicked + excluded.clicked'),
       params: [companyId],
     },
     {
       sql:
         'INSERT INTO deliverability_hourly (company_id, hour, sender_domain, provider, status, bounce_type, bounce_category, bounce_rule, records) ' +
         `SELECT ${cell}, COUNT(*) FROM clean_logs WHERE company_id = ? AND host = 'seed1' GROUP BY ${cell} ` +
-        'ON CONFLICT (company_id, hour, sender_domain, provider, status, bounce_type, bounce_category, bounce_rule) ' +
+        'ON CONFLICT (company_id, hour, sender_domain, provider, status, bounce_type, bounce_category, bounce_rule, shard) ' +
         `DO UPDATE SET records = ${own('records', 'deliverability_hourly')} + excluded.records`,
       params: [companyId],
     },
     ...[...samples].map(([rule, sample]) => ({
       sql:
         'INSERT INTO bounce_samples (company_id, rule, response, "at") VALUES (?, ?, ?, ?) ' +
-        'ON CONFLICT (company_id, rule) DO UPDATE SET response = excluded.response, "at" = excluded."at"',
+        'ON CONFLICT (company_id, rule, shard) DO UPDATE SET response = excluded.response, "at" = excluded."at"',
       params: [companyId, rule, sample.response, sample.at],
     })),
   ]);

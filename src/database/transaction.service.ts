@@ -1,5 +1,6 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomInt } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { Permits } from '../common/async/permits';
 import type { ReadRow } from './prepared-read';
@@ -34,8 +35,15 @@ export interface SqliteReader {
 
 /** Row-locking transactions at once on PostgreSQL: a few, well under the pool's 20 connections. */
 const ROW_LOCKING_PERMITS = 4;
+/**
+ * This process's first counter shard (see counterShard): replicas on one database pick theirs at
+ * random among 16, so two replicas' transactions rarely share a shard either.
+ */
+const PROCESS_SHARDS = randomInt(0, 16) * (ROW_LOCKING_PERMITS + 1);
 
 interface OpenTransaction {
+  /** See TransactionService.counterShard. */
+  shard: number;
   callbacks: AfterCommit[];
   /** Writes deferred to the end of the work (beforeCommit), in the order registered. */
   finishing: BeforeCommit[];
@@ -88,16 +96,40 @@ export class TransactionService implements BeforeApplicationShutdown, OnApplicat
    * SQLite runs one transaction at a time anyway (SqliteTransactionGate).
    */
   runRowLocking<T>(work: (manager: EntityManager, scope: TransactionScope) => Promise<T>): Promise<T> {
-    return this.sqliteGate ? this.run(work) : this.rowLocking.run(() => this.run(work));
+    if (this.sqliteGate) return this.run(work);
+    return this.rowLocking.run(async () => {
+      const slot = this.freeSlots.pop()!;
+      try {
+        return await this.run(work, PROCESS_SHARDS + 1 + slot);
+      } finally {
+        this.freeSlots.push(slot);
+      }
+    });
+  }
+
+  /** The row-locking permits' slots not taken: each running transaction has its own (counterShard). */
+  private readonly freeSlots = Array.from({ length: ROW_LOCKING_PERMITS }, (_, n) => n);
+
+  /**
+   * The shard of counter rows that `manager`'s transaction adds to (a roll-up's cells keyed by
+   * shard, summed when read): no two row-locking transactions of this process at once have the same
+   * one, so concurrent log batches never wait for each other's roll-up rows. 0 on SQLite, where
+   * transactions run one at a time, and outside any transaction.
+   */
+  counterShard(manager: EntityManager | undefined): number {
+    return (manager && this.byManager.get(manager)?.shard) ?? 0;
   }
 
   /**
    * Runs `work` in a transaction; when it has committed, runs the callbacks registered with
    * `afterCommit` before resolving. A rollback drops them and rethrows the error.
    */
-  async run<T>(work: (manager: EntityManager, scope: TransactionScope) => Promise<T>): Promise<T> {
+  async run<T>(
+    work: (manager: EntityManager, scope: TransactionScope) => Promise<T>,
+    shard = this.isPostgres ? PROCESS_SHARDS : 0,
+  ): Promise<T> {
     const outer = this.current.getStore();
-    const tx: OpenTransaction = { callbacks: [], finishing: [], state: 'open' };
+    const tx: OpenTransaction = { shard, callbacks: [], finishing: [], state: 'open' };
     const scope: TransactionScope = { afterCommit: (fn) => this.register(tx, fn) };
     let result: T;
     try {

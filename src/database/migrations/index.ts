@@ -16,6 +16,7 @@ import { WebhookClaimIndex1764979200000 } from './1764979200000-webhook-claim-in
 import { Emails1765065600000 } from './1765065600000-emails';
 import { EmailRetriedRecipients1765152000000 } from './1765152000000-email-retried-recipients';
 import { Deliverability1765238400000 } from './1765238400000-deliverability';
+import { RollUpShards1765324800000 } from './1765324800000-roll-up-shards';
 
 /** In order. Listed explicitly so the compiled app, ts-jest and the CLI all load the same set. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   Emails1765065600000,
   EmailRetriedRecipients1765152000000,
   Deliverability1765238400000,
+  RollUpShards1765324800000,
 ];

@@ -1,11 +1,12 @@
 import { Injectable, Module } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { SqlDialect } from '../../database/sql-dialect';
+import { TransactionService } from '../../database/transaction.service';
 import type { CleanRecord } from '../log-index/clean-record';
 import { BounceSample } from './entities/bounce-sample.entity';
 import { DeliverabilityHour } from './entities/deliverability-hour.entity';
 
-type Cell = Omit<DeliverabilityHour, 'records'>;
+type Cell = Omit<DeliverabilityHour, 'records' | 'shard'>;
 
 /** `YYYY-MM-DDTHH` (UTC) of a moment: the roll-up's hour. */
 export const hourOf = (at: Date): string => at.toISOString().slice(0, 13);
@@ -41,7 +42,10 @@ const cellKey = (c: Cell): string =>
  */
 @Injectable()
 export class DeliverabilityRollUp {
-  constructor(private readonly dialect: SqlDialect) {}
+  constructor(
+    private readonly dialect: SqlDialect,
+    private readonly transactions: TransactionService,
+  ) {}
 
   async move(
     em: EntityManager,
@@ -56,7 +60,8 @@ export class DeliverabilityRollUp {
       delta.n += n;
       deltas.set(id, delta);
     };
-    const samples = new Map<string, Omit<BounceSample, never>>();
+    const shard = this.transactions.counterShard(em);
+    const samples = new Map<string, BounceSample>();
     for (const record of records) {
       const old = before.get(record.id);
       if (old?.provider) add(old, -1);
@@ -66,6 +71,7 @@ export class DeliverabilityRollUp {
         samples.set(`${companyId}\n${record.bounceRule}`, {
           companyId,
           rule: record.bounceRule,
+          shard,
           response: record.response.slice(0, 500),
           at: new Date(record.lastEventAt),
         });
@@ -76,12 +82,12 @@ export class DeliverabilityRollUp {
       await this.dialect.addToCounters(
         em,
         DeliverabilityHour,
-        moved.map(({ key, n }) => ({ key, add: { records: n } })),
+        moved.map(({ key, n }) => ({ key: { ...key, shard }, add: { records: n } })),
       );
     }
     if (samples.size) {
       await this.dialect.insertMany(em, BounceSample, [...samples.values()], {
-        key: ['companyId', 'rule'],
+        key: ['companyId', 'rule', 'shard'],
         update: ['response', 'at'],
       });
     }

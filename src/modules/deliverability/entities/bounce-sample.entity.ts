@@ -11,6 +11,10 @@ export class BounceSample {
   @PrimaryColumn({ type: 'varchar', length: 64 })
   rule: string;
 
+  /** The writer's shard (TransactionService.counterShard): readers take the latest of a rule's shards. */
+  @PrimaryColumn({ type: 'integer', default: 0 })
+  shard: number;
+
   @Column({ type: 'varchar', length: 500 })
   response: string;
 

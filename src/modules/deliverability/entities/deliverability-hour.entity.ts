@@ -37,6 +37,10 @@ export class DeliverabilityHour {
   @PrimaryColumn({ type: 'varchar', length: 64 })
   bounceRule: string;
 
+  /** The writer's shard (TransactionService.counterShard): readers sum a cell's shards. */
+  @PrimaryColumn({ type: 'integer', default: 0 })
+  shard: number;
+
   @Column({ type: 'integer', default: 0 })
   records: number;
 }

@@ -22,6 +22,10 @@ export class CleanLogDay {
   @PrimaryColumn({ type: 'varchar', length: 16 })
   status: string;
 
+  /** The writer's shard (TransactionService.counterShard): readers sum a cell's shards. */
+  @PrimaryColumn({ type: 'integer', default: 0 })
+  shard: number;
+
   @Column({ type: 'integer', default: 0 })
   records: number;
 
