@@ -79,6 +79,8 @@ export class TransactionService implements BeforeApplicationShutdown, OnApplicat
   }
 
   private readonly rowLocking = new Permits(ROW_LOCKING_PERMITS);
+  /** The row-locking permits' slots not taken: each running transaction has its own (counterShard). */
+  private readonly freeSlots = Array.from({ length: ROW_LOCKING_PERMITS }, (_, n) => n);
   /** SQLite: the read-only connection (see `committedReader`); null once closed or where there is none. */
   private reader?: SqliteReader | null;
   /** After-commit work that nobody awaits (see `detach`), until it settles. */
@@ -106,9 +108,6 @@ export class TransactionService implements BeforeApplicationShutdown, OnApplicat
       }
     });
   }
-
-  /** The row-locking permits' slots not taken: each running transaction has its own (counterShard). */
-  private readonly freeSlots = Array.from({ length: ROW_LOCKING_PERMITS }, (_, n) => n);
 
   /**
    * The shard of counter rows that `manager`'s transaction adds to (a roll-up's cells keyed by

@@ -16,13 +16,13 @@ const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** The SHA-256 (hex) of each @LargeBody request's JSON text, taken while it is at hand (see jsonTextDigest). */
+/** The SHA-256 (hex) of each bulk feed's JSON text, taken while it is at hand (see jsonTextDigest). */
 const digests = new WeakMap<FastifyRequest, string>();
 
 /**
- * The SHA-256 (hex) of a @LargeBody route's JSON body as it came (after inflating): what an
- * inbound event is deduplicated on, without writing the parsed value out again. Undefined for
- * other routes and bodies.
+ * The SHA-256 (hex) of a bulk feed's JSON body (@BulkFeed) as it came (after inflating): what a
+ * log batch is deduplicated on, without writing the parsed value out again. Undefined for other
+ * routes and bodies.
  */
 export const jsonTextDigest = (request: FastifyRequest): string | undefined => digests.get(request);
 
@@ -96,7 +96,7 @@ function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   if (SURROGATE_ESCAPE.test(text) && !isWellFormedDeep(parsed)) {
     throw new MalformedBodyError('Request body contains invalid Unicode (a lone UTF-16 surrogate)');
   }
-  if ((request.routeOptions.config as LargeBodyRouteConfig).largeBody) {
+  if ((request.routeOptions.config as LargeBodyRouteConfig).bulkFeed) {
     digests.set(request, hash('sha256', body, 'hex'));
   }
   return parsed;

@@ -144,8 +144,8 @@ export class DeliveryRecordsService {
       [...before.values()],
       em,
     );
-    // The roll-up's cells and the companies' counters are rows every concurrent batch updates:
-    // written at the end of the transaction, so that their locks are held the shortest time.
+    // The roll-up's cells (shared within a shard) and the companies' quota counters (one row a
+    // company for every batch): written at the end of the transaction, their locks held the least.
     await this.transactions.beforeCommit(em, () =>
       this.deliverability.move(
         em,

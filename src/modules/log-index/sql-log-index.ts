@@ -62,7 +62,7 @@ export class SqlLogIndex extends LogIndex {
       ));
     const before = new Map(stored.map((r) => [r.id, r]));
     await this.dialect.insertMany(manager, CleanLog, records, { key: ['id'], update: this.updated });
-    // Roll-up cells are shared by every concurrent batch of a company and day: moved last.
+    // Roll-up cells are shared by the transactions of one shard (replicas may meet): moved last.
     await this.transactions.beforeCommit(em, () => this.rollUp.move(manager, records, before));
   }
 
