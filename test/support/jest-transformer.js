@@ -3,6 +3,7 @@
 //
 // - SWC (@swc/jest) for almost every file, with the semantics of tsconfig.json: legacy decorators
 //   with their metadata, ES2022 class fields, CommonJS.
+// - The ES-module-only packages of node_modules (esm-only-packages.js) by SWC to CommonJS too.
 // - The files the @nestjs/swagger compiler plugin rewrites (nest-cli.json's DTO suffixes and
 //   controllers) by TypeScript itself with that plugin, as `nest build` does, so the OpenAPI
 //   document under test is the one production serves. The plugin reads types across files, so
@@ -31,6 +32,13 @@ const swc = createTransformer({
   },
   module: { type: 'commonjs' },
   sourceMaps: 'inline',
+});
+
+/** For JavaScript of node_modules: ES module syntax to CommonJS (`import.meta.url` included). */
+const swcModules = createTransformer({
+  jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022', keepClassNames: true },
+  module: { type: 'commonjs' },
+  sourceMaps: false,
 });
 
 const rewrittenByPlugin = (path) => path.startsWith(join(ROOT, 'src')) && pluginSuffixes.some((suffix) => path.endsWith(suffix));
@@ -70,6 +78,7 @@ function pluginProgram() {
 
 module.exports = {
   process(source, path, options) {
+    if (!path.endsWith('.ts')) return swcModules.process(source, path, options);
     if (!rewrittenByPlugin(path)) return swc.process(source, path, options);
     const program = pluginProgram();
     const file = program.getSourceFile(path);
@@ -82,6 +91,7 @@ module.exports = {
     return { code };
   },
   getCacheKey(source, path, options) {
+    if (!path.endsWith('.ts')) return swcModules.getCacheKey(source, path, options);
     const hash = createHash('sha1').update(swc.getCacheKey(source, path, options));
     if (rewrittenByPlugin(path)) hash.update(`\0plugin\0${JSON.stringify(pluginOptions)}\0${versionOfSources()}\0${ts.version}`);
     return hash.digest('hex');

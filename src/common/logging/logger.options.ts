@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { Params } from 'nestjs-pino';
-import { storage, Store } from 'nestjs-pino/storage';
+import type { Params, PinoLogger } from 'nestjs-pino';
 import pino, { LogFn, Logger, LoggerOptions } from 'pino';
 import type PinoPretty from 'pino-pretty';
 import type { AppConfig } from '../../config/app-config';
@@ -129,33 +128,24 @@ export function loggerOptions(root: Logger): Params {
 
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 
-/** The request's log context: a child logger with the request id, made only if something logs. */
-function requestStore(root: Logger, reqId: string): Store {
-  let child: Logger | undefined;
-  return {
-    get logger(): Logger {
-      return (child ??= root.child({ reqId }));
-    },
-  };
-}
-
 /**
  * One hook per request for what every response and log line carries: the static security
  * headers and `x-request-id` on the response, the request id on every log line written while
- * the request is handled (nestjs-pino's storage), and one closing line per request: method,
+ * the request is handled (nestjs-pino's `runInContext`), and one closing line per request: method,
  * path (no query string, credentials in it replaced: loggedPath), status and time. Headers and
  * bodies are never logged.
  */
 export function bindRequestContext(
   fastify: FastifyInstance,
   root: Logger,
+  context: PinoLogger,
   staticHeaders: Record<string, string>,
   cors: (request: FastifyRequest, reply: FastifyReply) => boolean,
 ): void {
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.headers(staticHeaders).header('x-request-id', request.id);
     if (cors(request, reply)) return; // a preflight, answered
-    storage.run(requestStore(root, request.id), done);
+    context.runInContext(done, { bindings: { reqId: request.id } });
   });
   if (!root.isLevelEnabled('info')) return;
   fastify.addHook('onResponse', (request: FastifyRequest, reply, done) => {
