@@ -8,7 +8,7 @@ import { Domain } from '../src/modules/domains/entities/domain.entity';
 import { RelayDecisionService } from '../src/modules/internal/relay-decision.service';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
-import { PolicyServer } from '../src/policy-server/policy-server';
+import { PolicyServer } from '../src/relay-agent/policy/policy-server';
 import { bearer, createActiveUser, storeDomain } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 

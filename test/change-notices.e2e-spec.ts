@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import { ChangeNotices, LISTENER_APPLICATION_NAME } from '../src/database/change-notices';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { RelayDecisionService } from '../src/modules/internal/relay-decision.service';
-import { PolicyServerModule } from '../src/policy-server/policy-server.module';
+import { PolicyServerModule } from '../src/relay-agent/policy/policy-server.module';
 import { TestDnsServer, splitTxt } from './support/dns-server';
 import { bearer, createActiveUser, createAdmin } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';

@@ -6,7 +6,7 @@ import { DomainSigningKeys } from '../src/modules/domains/domain-signing-keys';
 import { DomainSigningModule } from '../src/modules/domains/domain-signing.module';
 import { RelayDecisionService } from '../src/modules/internal/relay-decision.service';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
-import { PolicyServer } from '../src/policy-server/policy-server';
+import { PolicyServer } from '../src/relay-agent/policy/policy-server';
 import { MilterServer } from '../src/relay-agent/milter/milter-server';
 import { dkimTestKey } from '../src/relay-agent/milter/testing/dkim-test-key';
 import { PostfixMilterClient } from '../src/relay-agent/milter/testing/postfix-milter-client';

@@ -2,7 +2,7 @@ import { INestApplicationContext, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { RelayDecisionService } from '../modules/internal/relay-decision.service';
 import { MetricsService } from '../modules/metrics/metrics.service';
-import { PolicyServer } from '../policy-server/policy-server';
+import { PolicyServer } from './policy/policy-server';
 import { DataSource } from 'typeorm';
 import { AgentHttpServer } from './agent-http-server';
 import { MilterServer } from './milter/milter-server';

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
-import { LoggingModule } from '../common/logging/logging.module';
-import { AppConfigModule } from '../config/config.module';
-import { DatabaseModule } from '../database/database.module';
-import { RelayDecisionModule } from '../modules/internal/relay-decision.module';
+import { LoggingModule } from '../../common/logging/logging.module';
+import { AppConfigModule } from '../../config/config.module';
+import { DatabaseModule } from '../../database/database.module';
+import { RelayDecisionModule } from '../../modules/internal/relay-decision.module';
 
 /**
  * The relay agent's policy side alone (configuration, logs, the database and the relay

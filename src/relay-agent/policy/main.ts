@@ -1,6 +1,6 @@
 import { INestApplicationContext } from '@nestjs/common';
-import { main } from '../relay-agent/main';
-import { policyServer } from '../relay-agent/relay-agent';
+import { main } from '../main';
+import { policyServer } from '../relay-agent';
 import { PolicyServer } from './policy-server';
 
 /** Starts the policy service alone on 127.0.0.1:`port` (0: any free one), for tests. */
@@ -12,5 +12,8 @@ export async function startPolicyServer(
   return { server, port: await server.listen(port) };
 }
 
-/** `node dist/policy-server/main.js`, the older name of the relay agent: the same program. */
+/**
+ * `node dist/relay-agent/policy/main.js` (before the move, `node dist/policy-server/main.js`): the
+ * relay agent, the same program as `node dist/relay-agent/main.js`.
+ */
 if (require.main === module) main();

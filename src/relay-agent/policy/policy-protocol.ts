@@ -1,4 +1,4 @@
-import type { RelayDecision, RelayQuery } from '../modules/internal/relay-decision';
+import type { RelayDecision, RelayQuery } from '../../modules/internal/relay-decision';
 
 /** One policy request: Postfix's `name=value` attributes (SMTPD_POLICY_README), those the agent reads. */
 export type PolicyAttributes = Map<string, string>;

@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { Socket } from 'node:net';
-import { PipelinedConnection } from '../common/net/pipelined-connection';
-import { TcpListener, TcpListenerOptions } from '../common/net/tcp-listener';
-import type { RelayDecision, RelayQuery } from '../modules/internal/relay-decision';
+import { PipelinedConnection } from '../../common/net/pipelined-connection';
+import { TcpListener, TcpListenerOptions } from '../../common/net/tcp-listener';
+import type { RelayDecision, RelayQuery } from '../../modules/internal/relay-decision';
 import {
   formatReply,
   PolicyAttributes,

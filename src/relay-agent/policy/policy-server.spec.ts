@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { connect, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RelayQuery } from '../modules/internal/relay-decision';
+import type { RelayQuery } from '../../modules/internal/relay-decision';
 import { PolicyServer } from './policy-server';
 
 const request = (fields: Record<string, string>) =>
