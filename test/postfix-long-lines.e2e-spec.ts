@@ -13,7 +13,7 @@ import { flushQueue, postfixAvailable, startPostfix, stopPostfix, swaks } from '
 import { SmtpSink } from './support/smtp-sink';
 import { relayAgentApplication } from './support/relay-agent-app';
 import { createTestApp, TestApp } from './support/test-app';
-import { markedLine } from '../src/relay-agent/milter/testing/marked-line';
+import { markedLine } from './support/relay-agent/marked-line';
 
 const available = postfixAvailable();
 const DAY = 86_400_000;

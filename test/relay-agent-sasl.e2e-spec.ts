@@ -10,7 +10,7 @@ import {
 } from '../src/modules/relay-submission/submission-token';
 import { SubmissionTokens } from '../src/modules/relay-submission/submission-tokens';
 import { RunningRelayAgent, startRelayAgent } from '../src/relay-agent/relay-agent';
-import { SaslTestClient } from '../src/relay-agent/sasl/sasl-test-client';
+import { SaslTestClient } from './support/relay-agent/sasl-test-client';
 import { bearer, createActiveUser, RegisteredUser, LoggedIn } from './support/factories';
 import { relayAgentApplication } from './support/relay-agent-app';
 import { createTestApp, TestApp } from './support/test-app';

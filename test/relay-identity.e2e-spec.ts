@@ -8,8 +8,8 @@ import { RelayDecisionService } from '../src/modules/internal/relay-decision.ser
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { PolicyServer } from '../src/relay-agent/policy/policy-server';
 import { MilterServer } from '../src/relay-agent/milter/milter-server';
-import { dkimTestKey } from '../src/relay-agent/milter/testing/dkim-test-key';
-import { PostfixMilterClient } from '../src/relay-agent/milter/testing/postfix-milter-client';
+import { dkimTestKey } from './support/relay-agent/dkim-test-key';
+import { PostfixMilterClient } from './support/relay-agent/postfix-milter-client';
 import { RelayMilterDecisions } from '../src/relay-agent/relay-milter-decisions';
 import { createPaidCompany, storeDomain } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';

@@ -1,6 +1,6 @@
 import { connect, Socket } from 'node:net';
 import { cStrings, Command, encodeFrame } from '../../src/relay-agent/milter/milter-protocol';
-import { PostfixMilterClient, TestMessage } from '../../src/relay-agent/milter/testing/postfix-milter-client';
+import { PostfixMilterClient, TestMessage } from '../../test/support/relay-agent/postfix-milter-client';
 import { describeReplies, ResidentPeak, signs, watchResidentPeak } from './milter';
 import { sleep } from './service';
 

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { Frame, splitStrings } from '../../src/relay-agent/milter/milter-protocol';
-import { PostfixMilterClient, TestMessage } from '../../src/relay-agent/milter/testing/postfix-milter-client';
+import { PostfixMilterClient, TestMessage } from '../../test/support/relay-agent/postfix-milter-client';
 import { residentBytes, sleep } from './service';
 
 const MB = 1024 * 1024;

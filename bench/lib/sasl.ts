@@ -1,5 +1,5 @@
 import { relayPasswordDigest } from '../../src/modules/companies/relay-credentials';
-import { SaslTestClient } from '../../src/relay-agent/sasl/sasl-test-client';
+import { SaslTestClient } from '../../test/support/relay-agent/sasl-test-client';
 import type { BenchDatabase } from './database';
 import { cpuMicros } from './service';
 

@@ -8,8 +8,8 @@ import {
   LineFolder,
   LineFoldingOptions,
 } from './line-folding';
-import { deliveredMessage, dkimResults, dkimTestKey } from './testing/dkim-test-key';
-import { markedLine } from './testing/marked-line';
+import { deliveredMessage, dkimResults, dkimTestKey } from '../../../test/support/relay-agent/dkim-test-key';
+import { markedLine } from '../../../test/support/relay-agent/marked-line';
 
 /**
  * A line as it arrived at the sink, from the lengths of its lines on the wire (what

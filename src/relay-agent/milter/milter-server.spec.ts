@@ -4,8 +4,8 @@ import { milterMessages } from '../../modules/metrics/metrics';
 import { MilterDecisions, SendingCompany } from './milter-decisions';
 import { cStrings, encodeFrame, Frame, splitStrings } from './milter-protocol';
 import { MilterServer, MilterServerOptions } from './milter-server';
-import { deliveredMessage, dkimResults, dkimTestKey } from './testing/dkim-test-key';
-import { PostfixMilterClient, TestMessage } from './testing/postfix-milter-client';
+import { deliveredMessage, dkimResults, dkimTestKey } from '../../../test/support/relay-agent/dkim-test-key';
+import { PostfixMilterClient, TestMessage } from '../../../test/support/relay-agent/postfix-milter-client';
 
 const ACME = 1;
 const BETA = 2;

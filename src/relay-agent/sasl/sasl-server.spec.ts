@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Authenticate, SaslServer } from './sasl-server';
-import { authLine, b64, SaslTestClient } from './sasl-test-client';
+import { authLine, b64, SaslTestClient } from '../../../test/support/relay-agent/sasl-test-client';
 
 const OK = (id: number) => `OK\t${id}\tuser=r-abc`;
 const FAIL = (id: number) => `FAIL\t${id}\treason=Authentication failed`;

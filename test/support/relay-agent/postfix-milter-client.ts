@@ -9,7 +9,7 @@ import {
   NO_REPLY_FLAG,
   OptionNegotiation,
   Protocol,
-} from '../milter-protocol';
+} from '../../../src/relay-agent/milter/milter-protocol';
 
 /** What Postfix 3.7 offers with `milter_protocol = 6`: every action and every protocol flag of version 6. */
 export const POSTFIX_OFFER: OptionNegotiation = { version: 6, actions: 0x1ff, protocol: 0x1fffff };
