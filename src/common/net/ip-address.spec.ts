@@ -36,6 +36,9 @@ describe('normaliseIp', () => {
     ['IPv6:2001:db8::1', '2001:db8::1'],
     ['ipv6:2001:DB8::1', '2001:db8::1'],
     ['fe80::1%eth0', 'fe80::1'],
+    // Any zone id node:net takes, not only letters and digits.
+    ['fe80::1%eth-0.1', 'fe80::1'],
+    ['::ffff:192.0.2.1%en0', '192.0.2.1'],
     ['::', '::'],
     ['::1', '::1'],
     ['1::', '1::'],
@@ -63,6 +66,16 @@ describe('normaliseIp', () => {
     'IPv6:',
     'fe80::1%',
     '[::1]',
+    // inet_aton's forms: not addresses here.
+    '127.1',
+    '0x7f.0.0.1',
+    '3221225985',
+    '1.2.3.04',
+    '::ffff:0x7f.0.0.1',
+    '::ffff:127.1',
+    '::ffff:1.2.3.256',
+    '2001:db8::12345',
+    'IPv6:192.0.2.1x',
   ])('refuses %j', (text) => {
     expect(normaliseIp(text)).toBeNull();
   });
@@ -107,6 +120,23 @@ describe('parseNetwork', () => {
     ['2001:db8::1', { version: 6, text: '2001:db8::1', prefix: 128 }],
     ['2001:db8::8/125', { version: 6, text: '2001:db8::8/125', prefix: 125 }],
     ['2001:db8::f/125', { version: 6, text: '2001:db8::8/125', prefix: 125 }],
+    // The edges of the prefix lengths.
+    ['0.0.0.0/0', { version: 4, text: '0.0.0.0/0', prefix: 0 }],
+    ['255.255.255.255/32', { version: 4, text: '255.255.255.255/32', prefix: 32 }],
+    ['203.0.113.9/31', { version: 4, text: '203.0.113.8/31', prefix: 31 }],
+    ['2001:db8::1/0', { version: 6, text: '::/0', prefix: 0 }],
+    ['2001:db8::1/128', { version: 6, text: '2001:db8::1/128', prefix: 128 }],
+    [
+      'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/127',
+      { version: 6, text: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe/127', prefix: 127 },
+    ],
+    ['IPv6:2001:db8::1/64', { version: 6, text: '2001:db8::/64', prefix: 64 }],
+    ['fe80::1%eth0/64', { version: 6, text: 'fe80::/64', prefix: 64 }],
+    // IPv4-mapped up to /96 becomes IPv4; IPv4-compatible (::/96) stays IPv6.
+    ['::ffff:192.0.2.1/96', { version: 4, text: '0.0.0.0/0', prefix: 0 }],
+    ['::ffff:203.0.113.9/127', { version: 4, text: '203.0.113.8/31', prefix: 31 }],
+    ['::192.0.2.1/128', { version: 6, text: '::c000:201/128', prefix: 128 }],
+    ['::192.0.2.0/120', { version: 6, text: '::c000:200/120', prefix: 120 }],
   ])('%s → %j', (entry, network) => {
     expect(parseNetwork(entry)).toEqual(network);
   });
@@ -122,6 +152,11 @@ describe('parseNetwork', () => {
     ['10.0.0.0/abc', /invalid prefix/],
     ['10.0.0.0/24/8', /invalid prefix/],
     ['2001:db8::/129', /invalid prefix length \(0\.\.128\)/],
+    ['::ffff:192.0.2.0/129', /invalid prefix length \(0\.\.128\)/],
+    ['10.0.0.0/0032', /invalid prefix/],
+    ['10.0.0.0/ 8', /invalid prefix/],
+    ['127.1/8', /not an IPv4/],
+    ['0x7f.0.0.1/8', /not an IPv4/],
   ])('refuses %s', (entry, problem) => {
     expect(parseNetwork(entry)).toMatch(problem);
   });
@@ -153,6 +188,24 @@ describe('networksOverlap', () => {
     expect(networksOverlap(net('192.0.2.0/24'), net('::ffff:c000:200/120'))).toBe(true);
     expect(networksOverlap(net('192.0.2.0/24'), net('::c000:200/120'))).toBe(false);
   });
+
+  it('at the edges of the prefix lengths', () => {
+    expect(networksOverlap(net('0.0.0.0/0'), net('203.0.113.9'))).toBe(true);
+    expect(networksOverlap(net('::/0'), net('2001:db8::1'))).toBe(true);
+    expect(networksOverlap(net('::/0'), net('203.0.113.9'))).toBe(false);
+    expect(networksOverlap(net('203.0.113.9/32'), net('203.0.113.9'))).toBe(true);
+    expect(networksOverlap(net('203.0.113.9/32'), net('203.0.113.8'))).toBe(false);
+    expect(networksOverlap(net('2001:db8::1/128'), net('2001:db8::1'))).toBe(true);
+    expect(networksOverlap(net('2001:db8::1/128'), net('2001:db8::'))).toBe(false);
+    expect(networksOverlap(net('2001:db8::/127'), net('2001:db8::1'))).toBe(true);
+  });
+
+  it('reads a network written by hand as IPv6 in the IPv4-mapped block as IPv6', () => {
+    const mappedBlock = { version: 6, text: '::ffff:0:0/96', prefix: 96 } as const;
+    expect(networksOverlap(mappedBlock, net('::ffff:0:c000:0/112'))).toBe(false);
+    expect(networksOverlap(mappedBlock, { version: 6, text: '::ffff:c000:201', prefix: 128 })).toBe(true);
+    expect(networksOverlap(mappedBlock, net('192.0.2.1'))).toBe(false);
+  });
 });
 
 describe('address values', () => {
@@ -169,6 +222,8 @@ describe('address values', () => {
     expect(ipv6Hex('1::')).toBe('00010000000000000000000000000000');
     expect(ipv6Hex('::ffff:192.0.2.1')).toBe('00000000000000000000ffffc0000201');
     expect(ipv6Hex('fe80::1%eth0')).toBe('fe800000000000000000000000000001');
+    expect(ipv6Hex('fe80::1%eth-0.1')).toBe('fe800000000000000000000000000001');
+    expect(ipv6Hex('::192.0.2.1')).toBe('000000000000000000000000c0000201');
     expect(ipv6Hex('1:2:3:4:5:6:7:8')).toBe('00010002000300040005000600070008');
   });
 });

@@ -1,3 +1,4 @@
+import * as ipaddr from 'ipaddr.js';
 import { isIP } from 'node:net';
 
 /**
@@ -5,6 +6,10 @@ import { isIP } from 'node:net';
  * client is the same text however a log line, a socket or a user wrote it. An IPv4 client seen
  * through an IPv6 socket (`::ffff:192.0.2.1`) is the IPv4 address; other IPv6 addresses are
  * written as RFC 5952 says (lower case, no leading zeros, the longest run of zero groups as `::`).
+ *
+ * ipaddr.js reads, masks, matches and writes them; node:net's isIP says what is an address at
+ * all, since ipaddr.js alone also takes inet_aton's forms (`127.1`, `0x7f.0.0.1`, `010.0.0.1` as
+ * octal). What isIP accepts is handed to ipaddr.js as `ipv6Text` says.
  */
 
 /** An address or a network, normalised: IPv4-mapped IPv6 written as IPv4, host bits cleared. */
@@ -16,15 +21,13 @@ export interface IpNetwork {
   prefix: number;
 }
 
-type Address = { version: 4; value: number } | { version: 6; groups: number[] };
-
 /**
  * The canonical text of an address, or null when `text` is not one. Accepts Postfix's `IPv6:`
  * prefix and drops a zone id (`fe80::1%eth0`).
  */
 export function normaliseIp(text: string): string | null {
-  const address = readAddress(text);
-  return address && formatAddress(unmapped(address));
+  const address = readable(text);
+  return address && ipaddr.process(address).toString();
 }
 
 /**
@@ -34,9 +37,9 @@ export function normaliseIp(text: string): string | null {
  */
 export function parseNetwork(entry: string): IpNetwork | string {
   const slash = entry.indexOf('/');
-  const written = readAddress(slash === -1 ? entry : entry.slice(0, slash));
-  if (!written) return `${entry} is not an IPv4 or IPv6 address or CIDR`;
-  const max = written.version === 4 ? 32 : 128;
+  const address = readable(slash === -1 ? entry : entry.slice(0, slash));
+  if (!address) return `${entry} is not an IPv4 or IPv6 address or CIDR`;
+  const max = address.includes(':') ? 128 : 32;
   let prefix = max;
   if (slash !== -1) {
     const prefixText = entry.slice(slash + 1);
@@ -45,18 +48,15 @@ export function parseNetwork(entry: string): IpNetwork | string {
     }
     prefix = Number(prefixText);
   }
-  let address: Address = written;
-  if (written.version === 6 && prefix >= 96 && isMapped(written.groups)) {
-    address = unmapped(written);
-    prefix -= 96;
-  }
-  const masked: Address =
-    address.version === 4
-      ? { version: 4, value: maskIpv4(address.value, prefix) }
-      : { version: 6, groups: maskGroups(address.groups, prefix) };
+  const plain = prefix >= 96 ? ipaddr.process(address) : ipaddr.parse(address);
+  if (max === 128 && plain.kind() === 'ipv4') prefix -= 96;
+  const mask = (plain.kind() === 'ipv4' ? ipaddr.IPv4 : ipaddr.IPv6)
+    .subnetMaskFromPrefixLength(prefix)
+    .toByteArray();
+  const network = ipaddr.fromByteArray(plain.toByteArray().map((byte, i) => byte & mask[i]));
   return {
-    version: masked.version,
-    text: slash === -1 ? formatAddress(masked) : `${formatAddress(masked)}/${prefix}`,
+    version: plain.kind() === 'ipv4' ? 4 : 6,
+    text: slash === -1 ? network.toString() : `${network.toString()}/${prefix}`,
     prefix,
   };
 }
@@ -67,13 +67,13 @@ export function networksOverlap(a: IpNetwork, b: IpNetwork): boolean {
   const prefix = Math.min(a.prefix, b.prefix);
   const [addressA, addressB] = [a, b].map(({ text }) => text.split('/')[0]);
   return a.version === 4
-    ? maskIpv4(ipv4Value(addressA), prefix) === maskIpv4(ipv4Value(addressB), prefix)
-    : maskIpv6Hex(ipv6Hex(addressA), prefix) === maskIpv6Hex(ipv6Hex(addressB), prefix);
+    ? ipaddr.IPv4.parse(addressA).match(ipaddr.IPv4.parse(addressB), prefix)
+    : ipaddr.IPv6.parse(ipv6Text(addressA)).match(ipaddr.IPv6.parse(ipv6Text(addressB)), prefix);
 }
 
 /** A dotted IPv4 address (already checked) as an unsigned 32-bit number. */
 export function ipv4Value(address: string): number {
-  const [a, b, c, d] = address.split('.').map(Number);
+  const [a, b, c, d] = ipaddr.IPv4.parse(address).octets;
   return ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
 }
 
@@ -83,8 +83,8 @@ export function maskIpv4(value: number, prefix: number): number {
 
 /** An IPv6 address (already checked; `::`, a dotted IPv4 tail and a zone allowed) as 32 hex digits. */
 export function ipv6Hex(address: string): string {
-  return ipv6Groups(address)
-    .map((group) => group.toString(16).padStart(4, '0'))
+  return ipaddr.IPv6.parse(ipv6Text(address))
+    .parts.map((group) => group.toString(16).padStart(4, '0'))
     .join('');
 }
 
@@ -100,68 +100,29 @@ export function maskIpv6Hex(hex: string, prefix: number): string {
   return hex.slice(0, whole) + digit.toString(16);
 }
 
-function readAddress(text: string): Address | null {
+/** `text` (Postfix's `IPv6:` prefix allowed) as ipaddr.js is to read it, or null when isIP refuses it. */
+function readable(text: string): string | null {
   const address = /^ipv6:/i.test(text) ? text.slice(5) : text;
   switch (isIP(address)) {
     case 4:
-      return { version: 4, value: ipv4Value(address) };
+      return address;
     case 6:
-      return { version: 6, groups: ipv6Groups(address) };
+      return ipv6Text(address);
     default:
       return null;
   }
 }
 
-/** `::ffff:0:0/96`: the first 80 bits zero, the next 16 set. */
-const isMapped = (groups: number[]): boolean =>
-  groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff;
-
-const unmapped = (address: Address): Address =>
-  address.version === 6 && isMapped(address.groups)
-    ? { version: 4, value: ((address.groups[6] << 16) | address.groups[7]) >>> 0 }
-    : address;
-
-function formatAddress(address: Address): string {
-  if (address.version === 4) {
-    const { value } = address;
-    return [value >>> 24, (value >>> 16) & 0xff, (value >>> 8) & 0xff, value & 0xff].join('.');
-  }
-  const { groups } = address;
-  // RFC 5952 4.2: the longest run of two or more zero groups, the first of equal runs.
-  let runStart = -1;
-  let runLength = 1;
-  for (let i = 0; i < 8;) {
-    let end = i;
-    while (end < 8 && groups[end] === 0) end++;
-    if (end - i > runLength) [runStart, runLength] = [i, end - i];
-    i = Math.max(end, i + 1);
-  }
-  const hex = groups.map((group) => group.toString(16));
-  if (runStart === -1) return hex.join(':');
-  return `${hex.slice(0, runStart).join(':')}::${hex.slice(runStart + runLength).join(':')}`;
-}
-
-/** The eight 16-bit groups of an IPv6 address that isIP accepted. */
-function ipv6Groups(address: string): number[] {
+/**
+ * An IPv6 address that isIP accepted, as ipaddr.js reads it as written: without its zone id
+ * (ipaddr.js takes only letters and digits there, isIP any), and a dotted IPv4 tail as two hex
+ * groups (ipaddr.js reads `::192.0.2.1`, IPv4-compatible, as `::ffff:192.0.2.1`, IPv4-mapped).
+ */
+function ipv6Text(address: string): string {
   const zone = address.indexOf('%');
   if (zone !== -1) address = address.slice(0, zone);
-  const groupsOf = (part: string): number[] => {
-    if (part === '') return [];
-    return part.split(':').flatMap((piece) => {
-      if (!piece.includes('.')) return [parseInt(piece, 16)];
-      const v4 = ipv4Value(piece);
-      return [v4 >>> 16, v4 & 0xffff];
-    });
-  };
-  const gap = address.indexOf('::');
-  const head = groupsOf(gap === -1 ? address : address.slice(0, gap));
-  const tail = gap === -1 ? [] : groupsOf(address.slice(gap + 2));
-  return [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
-}
-
-function maskGroups(groups: number[], prefix: number): number[] {
-  return groups.map((group, i) => {
-    const bits = Math.min(Math.max(prefix - 16 * i, 0), 16);
-    return group & ((0xffff << (16 - bits)) & 0xffff);
-  });
+  if (!address.includes('.')) return address;
+  const tail = address.lastIndexOf(':') + 1;
+  const [a, b, c, d] = ipaddr.IPv4.parse(address.slice(tail)).octets;
+  return `${address.slice(0, tail)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
 }
