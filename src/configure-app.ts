@@ -1,7 +1,7 @@
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { NestApplicationOptions } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { Logger, PinoLogger } from 'nestjs-pino';
+import { Logger } from 'nestjs-pino';
 import { registerStrictJsonParser } from './common/http/json-body-parser';
 import { createCorsHandler } from './common/http/cors';
 import { answerClientError, answerFrameworkError } from './common/http/framework-errors';
@@ -61,13 +61,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   registerLargeBodyRoutes(fastify);
   // Vary: Origin on every response, since CORS headers depend on it.
   const staticHeaders = { ...securityHeaders(), vary: 'Origin' };
-  bindRequestContext(
-    fastify,
-    app.get(ROOT_LOGGER),
-    await app.resolve(PinoLogger),
-    staticHeaders,
-    createCorsHandler(config.corsOrigins),
-  );
+  bindRequestContext(fastify, app.get(ROOT_LOGGER), staticHeaders, createCorsHandler(config.corsOrigins));
   registerResponseEnvelope(fastify);
   // Requests by route pattern and status, with their latency (GET /metrics).
   registerHttpMetrics(fastify);

@@ -1,6 +1,8 @@
 import pino, { Logger } from 'pino';
 import { ROOT_LOGGER } from '../src/common/logging/logger.options';
+import { Logger as NestLogger } from '@nestjs/common';
 import { bearer, createActiveUser } from './support/factories';
+import { TestControllersModule } from './support/test-controllers';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
@@ -12,7 +14,10 @@ describe('Request logging', () => {
   const lines: string[] = [];
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { LOG_LEVEL: 'info', PUBLIC_URL: 'https://relay.example.test' } });
+    t = await createTestApp({
+      env: { LOG_LEVEL: 'info', PUBLIC_URL: 'https://relay.example.test' },
+      imports: [TestControllersModule],
+    });
     // Everything the root logger writes from now on (its destination stream), in memory.
     const root = t.app.get<Logger>(ROOT_LOGGER) as unknown as Record<symbol, unknown>;
     root[pino.symbols.streamSym] = { write: (line: string) => void lines.push(line) };
@@ -63,5 +68,23 @@ describe('Request logging', () => {
     const text = lines.join('');
     expect(text).toContain('"path":"/api/v1/domains"');
     expect(text).not.toContain('secret=abc');
+  });
+
+  it("puts the request's id on every line written while it is handled, and on no line outside a request", async () => {
+    lines.length = 0;
+    await t.http().get('/test/errors/crash').set('x-request-id', 'req-logging-1').expect(500);
+    await t.http().get('/test/errors/crash').expect(500);
+    new NestLogger('Outside').warn('written outside any request');
+
+    const logged = lines.map((l) => JSON.parse(l) as { level: number; msg: string; reqId?: string });
+    const errors = logged.filter((l) => l.level === 50);
+    expect(errors).toHaveLength(2);
+    expect(errors[0].reqId).toBe('req-logging-1');
+    expect(errors[1].reqId).toMatch(/^[0-9a-f-]{36}$/);
+    const completed = logged.filter((l) => l.msg === 'request completed').map((l) => l.reqId);
+    expect(completed).toEqual(['req-logging-1', errors[1].reqId]);
+    const outside = logged.find((l) => l.msg === 'written outside any request');
+    expect(outside).toBeDefined();
+    expect(outside).not.toHaveProperty('reqId');
   });
 });

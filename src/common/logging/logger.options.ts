@@ -1,12 +1,22 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { Params, PinoLogger } from 'nestjs-pino';
+import type { Params } from 'nestjs-pino';
 import pino, { LogFn, Logger, LoggerOptions } from 'pino';
 import type PinoPretty from 'pino-pretty';
 import type { AppConfig } from '../../config/app-config';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The id of the request being handled (bindRequestContext), put on every log line by the root logger's mixin. */
+const requestIds = new AsyncLocalStorage<string>();
+
+/** pino's `mixin` (a new object each line: pino merges the line into it): `reqId` while a request is handled. */
+function requestIdMixin(): object {
+  const reqId = requestIds.getStore();
+  return reqId === undefined ? {} : { reqId };
+}
 
 /**
  * Fastify's request id: taken from `x-request-id` when it is a sane token, generated otherwise.
@@ -84,6 +94,7 @@ function prettyMessage(log: Record<string, unknown>, messageKey: string): string
 export function createRootLogger(config: AppConfig, stdout: { isTTY?: boolean } = process.stdout): Logger {
   const options: LoggerOptions = {
     level: config.logLevel,
+    mixin: requestIdMixin,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     hooks: {
       logMethod(args, method, level) {
@@ -131,21 +142,20 @@ export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 /**
  * One hook per request for what every response and log line carries: the static security
  * headers and `x-request-id` on the response, the request id on every log line written while
- * the request is handled (nestjs-pino's `runInContext`), and one closing line per request: method,
+ * the request is handled (the root logger's mixin), and one closing line per request: method,
  * path (no query string, credentials in it replaced: loggedPath), status and time. Headers and
  * bodies are never logged.
  */
 export function bindRequestContext(
   fastify: FastifyInstance,
   root: Logger,
-  context: PinoLogger,
   staticHeaders: Record<string, string>,
   cors: (request: FastifyRequest, reply: FastifyReply) => boolean,
 ): void {
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.headers(staticHeaders).header('x-request-id', request.id);
     if (cors(request, reply)) return; // a preflight, answered
-    context.runInContext(done, { bindings: { reqId: request.id } });
+    requestIds.run(request.id, done);
   });
   if (!root.isLevelEnabled('info')) return;
   fastify.addHook('onResponse', (request: FastifyRequest, reply, done) => {
