@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { LoggingModule } from './common/logging/logging.module';
+import { RateLimitGuard } from './common/rate-limit/rate-limit.guard';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { AppValidationPipe } from './common/validation/app-validation.pipe';
 import { AppConfigModule } from './config/config.module';
@@ -40,7 +41,6 @@ import { EmailsModule } from './modules/emails/emails.module';
     DatabaseModule,
     ScheduleModule.forRoot(),
     JobsModule,
-    // Rate limiting comes before authentication, so refused credentials are counted too.
     RateLimitModule,
     MailModule,
     AuthModule,
@@ -68,6 +68,9 @@ import { EmailsModule } from './modules/emails/emails.module';
     MetricsModule,
   ],
   providers: [
+    // The first global guard (AppModule's providers are registered before its imports'), so rate
+    // limiting comes before authentication (AuthModule's guard) and refused credentials count too.
+    { provide: APP_GUARD, useClass: RateLimitGuard },
     { provide: APP_PIPE, useClass: AppValidationPipe },
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
   ],

@@ -1,20 +1,16 @@
-import { CanActivate, ExecutionContext, HttpException, HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { AppConfig } from '../../config/app-config';
 import { ACCESS_RULE, AccessRule } from '../../modules/auth/access';
 import { apiKeyDigest, apiKeyOf } from '../../modules/auth/api-key-secret';
 import { RATE_LIMIT_POLICY, RateLimitPolicy, SKIP_GENERAL_RATE_LIMIT } from './rate-limit.decorator';
-import { RATE_LIMIT_STORE, RateLimitHit, RateLimitStore } from './rate-limit.store';
+import { consumeOrRefuse, RateLimiters } from './rate-limiters';
 
-const MINUTE = 60_000;
-const HOUR = 3_600_000;
-
-interface Check {
-  key: string;
-  windowMs: number;
-  limit: number;
-}
+const MINUTE = 60;
+const HOUR = 3_600;
+const TOO_MANY = 'Too many requests, try again later';
 
 interface RouteLimits {
   general: boolean;
@@ -23,76 +19,63 @@ interface RouteLimits {
 
 /**
  * The rate limits of quality.md. Runs before authentication so failed attempts count too.
- * Machine-credential routes are not counted.
+ * Machine-credential routes are not counted. The Redis keys (`rl:<kind>:<key>`) are the same
+ * whichever replica counts.
  */
 @Injectable()
 export class RateLimitGuard implements CanActivate {
   private readonly routes = new WeakMap<object, RouteLimits>();
+  /** Per client address (RATE_LIMIT_PER_MINUTE). */
+  private readonly perIp: RateLimiterAbstract;
+  /** A customer API key is counted as itself, wherever it calls from (platform.md "Using a key"). */
+  private readonly perApiKey: RateLimiterAbstract;
+  /** Per address and e-mail, on the login routes. */
+  private readonly login: RateLimiterAbstract;
+  /** Per route and e-mail (forgot-password, resend-verification). */
+  private readonly perEmail: RateLimiterAbstract;
 
   constructor(
     private readonly reflector: Reflector,
-    private readonly config: AppConfig,
-    @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,
-  ) {}
+    config: AppConfig,
+    limiters: RateLimiters,
+  ) {
+    const env = config.env;
+    const limit = (kind: string, points: number, duration: number) =>
+      limiters.create({ keyPrefix: `rl:${kind}`, points, duration }).limiter;
+    this.perIp = limit('ip', env.RATE_LIMIT_PER_MINUTE, MINUTE);
+    this.perApiKey = limit('api-key', env.API_KEY_RATE_LIMIT_PER_MINUTE, MINUTE);
+    this.login = limit('login', env.LOGIN_RATE_LIMIT_PER_MINUTE, MINUTE);
+    this.perEmail = limit('email', env.EMAIL_RATE_LIMIT_PER_HOUR, HOUR);
+  }
 
-  /** Synchronous with the in-memory store: no promise on the hot path. */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (context.getType() !== 'http') return true;
     const limits = this.limitsFor(context);
     if (!limits.general && !limits.policy) return true;
-    const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const reply = context.switchToHttp().getResponse<FastifyReply>();
-    const env = this.config.env;
+    return this.count(
+      limits,
+      context.switchToHttp().getRequest<FastifyRequest>(),
+      context.switchToHttp().getResponse<FastifyReply>(),
+    );
+  }
 
-    const checks: Check[] = [];
+  /** One limit after the other: a request refused by the general limit is not counted by its route's. */
+  private async count(limits: RouteLimits, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     if (limits.general) {
-      // A customer API key is counted as itself, wherever it calls from (platform.md "Using a key").
       const apiKey = apiKeyOf(request);
-      checks.push(
-        apiKey === undefined
-          ? { key: `ip:${request.ip}`, windowMs: MINUTE, limit: env.RATE_LIMIT_PER_MINUTE }
-          : {
-              key: `api-key:${apiKeyDigest(apiKey)}`,
-              windowMs: MINUTE,
-              limit: env.API_KEY_RATE_LIMIT_PER_MINUTE,
-            },
-      );
+      if (apiKey === undefined) await consumeOrRefuse(this.perIp, request.ip, reply, TOO_MANY);
+      else await consumeOrRefuse(this.perApiKey, apiKeyDigest(apiKey), reply, TOO_MANY);
     }
     if (limits.policy) {
       const email = emailOf(request.body);
       if (limits.policy === 'login') {
-        checks.push({
-          key: `login:${request.ip}:${email}`,
-          windowMs: MINUTE,
-          limit: env.LOGIN_RATE_LIMIT_PER_MINUTE,
-        });
+        await consumeOrRefuse(this.login, `${request.ip}:${email}`, reply, TOO_MANY);
       } else if (email) {
         const route = request.routeOptions.url ?? request.url;
-        checks.push({ key: `email:${route}:${email}`, windowMs: HOUR, limit: env.EMAIL_RATE_LIMIT_PER_HOUR });
+        await consumeOrRefuse(this.perEmail, `${route}:${email}`, reply, TOO_MANY);
       }
-    }
-    return this.enforceAll(reply, checks, 0);
-  }
-
-  private enforceAll(reply: FastifyReply, checks: Check[], from: number): boolean | Promise<boolean> {
-    for (let i = from; i < checks.length; i++) {
-      const { key, windowMs, limit } = checks[i];
-      const hit = this.store.hit(key, windowMs);
-      if (hit instanceof Promise) {
-        return hit.then((h) => {
-          this.enforce(reply, h, limit);
-          return this.enforceAll(reply, checks, i + 1);
-        });
-      }
-      this.enforce(reply, hit, limit);
     }
     return true;
-  }
-
-  private enforce(reply: FastifyReply, hit: RateLimitHit, limit: number): void {
-    if (hit.count <= limit) return;
-    void reply.header('retry-after', String(Math.max(1, Math.ceil(hit.resetInMs / 1000))));
-    throw new HttpException('Too many requests, try again later', HttpStatus.TOO_MANY_REQUESTS);
   }
 
   private limitsFor(context: ExecutionContext): RouteLimits {

@@ -1,31 +1,26 @@
-import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
+import { Global, Module, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
-import { RateLimitGuard } from './rate-limit.guard';
-import { RATE_LIMIT_STORE } from './rate-limit.store';
-import { MemoryRateLimitStore, RateLimitStore, RedisRateLimitStore } from './rate-limit.store';
+import { RateLimiters } from './rate-limiters';
 
+/**
+ * The rate limits' counters (RateLimiters) of the API and of the relay agent, in Redis when
+ * REDIS_URL is set. The API's guard (RateLimitGuard) is registered by AppModule.
+ */
 @Global()
 @Module({
   providers: [
-    { provide: APP_GUARD, useClass: RateLimitGuard },
     {
-      provide: RATE_LIMIT_STORE,
+      provide: RateLimiters,
       inject: [AppConfig],
-      useFactory: async (config: AppConfig): Promise<RateLimitStore> => {
-        if (!config.env.REDIS_URL) return new MemoryRateLimitStore();
-        const store = new RedisRateLimitStore(config.env.REDIS_URL);
-        await store.connected();
-        return store;
-      },
+      useFactory: (config: AppConfig): Promise<RateLimiters> => RateLimiters.connect(config.env.REDIS_URL),
     },
   ],
-  exports: [RATE_LIMIT_STORE],
+  exports: [RateLimiters],
 })
 export class RateLimitModule implements OnApplicationShutdown {
-  constructor(@Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore) {}
+  constructor(private readonly limiters: RateLimiters) {}
 
   async onApplicationShutdown(): Promise<void> {
-    await this.store.close();
+    await this.limiters.close();
   }
 }

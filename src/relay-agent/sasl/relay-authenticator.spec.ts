@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { RelayCredentials } from '../../modules/companies/relay-credentials';
-import { clientKey, MemoryAuthFailures } from './auth-failures';
-import { RelayAuthenticator } from './relay-authenticator';
+import { RateLimiters } from '../../common/rate-limit/rate-limiters';
+import { clientKey, RelayAuthenticator } from './relay-authenticator';
 
 const PASSWORD = 'the-right-relay-password';
 
@@ -15,20 +15,26 @@ describe('clientKey', () => {
     ['2001:0db8:0000:0002:ffff::', '2001:db8:0:2::/64'],
     ['::1', '0:0:0:0::/64'],
     ['64:ff9b::192.0.2.7', '64:ff9b:0:0::/64'],
+    ['::192.0.2.7', '0:0:0:0::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['::FFFF:192.0.2.7', '192.0.2.7'],
+    ['0:0:0:0:0:ffff:192.0.2.7', '192.0.2.7'],
+    ['IPv6:2001:db8::1', 'IPv6:2001:db8::1'],
     ['unknown', 'unknown'],
+    ['', ''],
   ])('%s counts as %s', (address, key) => {
     expect(clientKey(address)).toBe(key);
   });
 });
 
 describe('RelayAuthenticator', () => {
-  let failures: MemoryAuthFailures;
+  let limiters: RateLimiters;
   let check: jest.Mock;
   let authenticator: RelayAuthenticator;
   let logged: unknown[][];
 
-  beforeEach(() => {
-    failures = new MemoryAuthFailures();
+  beforeEach(async () => {
+    limiters = await RateLimiters.connect(undefined);
     check = jest.fn((username: string, password: string) =>
       Promise.resolve(
         username.toLowerCase() === 'r-abc' && password === PASSWORD
@@ -36,7 +42,7 @@ describe('RelayAuthenticator', () => {
           : null,
       ),
     );
-    authenticator = new RelayAuthenticator({ check } as unknown as RelayCredentials, failures);
+    authenticator = new RelayAuthenticator({ check } as unknown as RelayCredentials, limiters);
     logged = [];
     for (const level of ['log', 'warn', 'error'] as const) {
       jest.spyOn(Logger.prototype, level).mockImplementation((...args: unknown[]) => void logged.push(args));
@@ -44,7 +50,7 @@ describe('RelayAuthenticator', () => {
   });
   afterEach(async () => {
     jest.restoreAllMocks();
-    await failures.close();
+    await limiters.close();
   });
 
   const attempt = (password: string, clientAddress = '192.0.2.7', username = 'R-ABC') =>
@@ -105,6 +111,34 @@ describe('RelayAuthenticator', () => {
   it('lets a database error through (the connection is then closed) and counts nothing', async () => {
     check.mockRejectedValueOnce(new Error('database down'));
     await expect(attempt(PASSWORD)).rejects.toThrow('database down');
-    expect(await failures.count('192.0.2.7')).toBe(0);
+    // Nine failures more do not block the address: the error was not counted as a tenth.
+    for (let i = 0; i < 9; i++) expect(await attempt('wrong')).toBeNull();
+    expect(await attempt(PASSWORD)).toBe('r-abc');
+  });
+
+  it('opens the window at the first failure: failures later in it do not extend it', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate'] });
+    try {
+      await attempt('wrong');
+      jest.advanceTimersByTime(5 * 60_000);
+      for (let i = 0; i < 9; i++) await attempt('wrong');
+      expect(await attempt(PASSWORD)).toBeNull();
+      jest.advanceTimersByTime(5 * 60_000);
+      expect(await attempt(PASSWORD)).toBe('r-abc');
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('counts nothing for an attempt without a client address', async () => {
+    const without = (password: string) =>
+      authenticator.authenticate({
+        mechanism: 'PLAIN',
+        username: 'r-abc',
+        password,
+        clientAddress: undefined,
+      });
+    for (let i = 0; i < 12; i++) expect(await without('wrong')).toBeNull();
+    expect(await without(PASSWORD)).toBe('r-abc');
   });
 });
