@@ -1,3 +1,4 @@
+import { IsNull } from 'typeorm';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { CrmConnection } from '../src/modules/crm/entities/crm-connection.entity';
 import { CrmOAuthState } from '../src/modules/crm/entities/crm-oauth-state.entity';
@@ -212,7 +213,7 @@ describe('CRM (/api/v1/auth-crm, /api/v1/get-token, admin crm-sync, the crm-sync
     it('the queued company reaches the CRM with the next job run, once', async () => {
       const [queued] = await t.dataSource
         .getRepository(CrmOutboxEntry)
-        .find({ where: { syncedAt: undefined } });
+        .find({ where: { syncedAt: IsNull() } });
       expect(queued).toBeDefined();
       expect(await runJob()).toBeGreaterThanOrEqual(1);
       expect(await runJob()).toBe(0);

@@ -1,7 +1,7 @@
 import { CronExpression, SchedulerRegistry } from '@nestjs/schedule';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
+import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions';
 import { BlacklistService } from '../src/modules/auth/blacklist.service';
 import { BillingsJobs } from '../src/modules/billings/billings-jobs';
 import { Billing, BillingStatus } from '../src/modules/billings/entities/billing.entity';
@@ -297,7 +297,7 @@ describe('Scheduled jobs', () => {
 
     beforeAll(async () => {
       // Another replica: its own connection to the same database.
-      other = new Client({ connectionString: (t.dataSource.options as PostgresConnectionOptions).url });
+      other = new Client({ connectionString: (t.dataSource.options as PostgresDataSourceOptions).url });
       await other.connect();
     });
     afterAll(async () => {

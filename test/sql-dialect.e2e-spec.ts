@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { EntityManager, In } from 'typeorm';
-import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
+import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions';
 import { LOCK_NAMESPACE, lockKey, SqlDialect } from '../src/database/sql-dialect';
 import { TransactionService } from '../src/database/transaction.service';
 import { CompanyUsageDay } from '../src/modules/companies/entities/company-usage-day.entity';
@@ -579,7 +579,7 @@ describe('SqlDialect', () => {
           .rows[0].locked;
 
       beforeAll(async () => {
-        other = new Client({ connectionString: (t.dataSource.options as PostgresConnectionOptions).url });
+        other = new Client({ connectionString: (t.dataSource.options as PostgresDataSourceOptions).url });
         await other.connect();
       });
       afterAll(async () => {

@@ -252,8 +252,8 @@ export class SqlDialect {
   ): Promise<{ affected: number; returned: Array<Record<string, unknown>> }> {
     const returned: Array<Record<string, unknown>> = [];
     if (!rows.length) return { affected: 0, returned };
-    const metadata = manager.connection.getMetadata(target);
-    const escape = (name: string) => manager.connection.driver.escape(name);
+    const metadata = manager.dataSource.getMetadata(target);
+    const escape = (name: string) => manager.dataSource.driver.escape(name);
     const columnOf = (property: string) => propertyColumn(metadata, property, 'insertMany');
     // Fields left undefined (an entity's unset generated id) are not written.
     const first = rows[0] as Record<string, unknown>;
@@ -288,7 +288,7 @@ export class SqlDialect {
       }
       return result.affected ?? 0;
     };
-    const driver = manager.connection.driver;
+    const driver = manager.dataSource.driver;
     const valueOf = (row: Partial<T>, column: (typeof columns)[number]): unknown =>
       (driver.preparePersistentValue(row[column.propertyName as keyof T], column) as unknown) ?? null;
     const head = `INSERT INTO ${table} (${columns.map((c) => escape(c.databaseName)).join(', ')}) `;
@@ -371,8 +371,8 @@ export class SqlDialect {
     // same statement text, which is prepared once.
     const groups = this.isPostgres ? claim.groups.filter((g) => g.limit > 0) : claim.groups;
     if (!groups.some((g) => g.limit > 0) || claim.total <= 0) return [];
-    const metadata = manager.connection.getMetadata(target);
-    const driver = manager.connection.driver;
+    const metadata = manager.dataSource.getMetadata(target);
+    const driver = manager.dataSource.driver;
     const escape = (name: string) => driver.escape(name);
     const table = escape(metadata.tableName);
     const columnOf = (property: string) => propertyColumn(metadata, property, 'claimPerGroup');
@@ -389,7 +389,6 @@ export class SqlDialect {
       const [query, bound] = driver.escapeQueryWithParameters(
         sql,
         { ...claim.parameters, ...setParameters, ...parameters },
-        {},
       );
       const result = await this.structuredQuery(manager, query, bound);
       return ((result.records ?? []) as Array<Record<string, unknown>>).map((row) =>
@@ -457,8 +456,8 @@ export class SqlDialect {
     },
   ): Promise<number[]> {
     if (claim.total <= 0) return [];
-    const metadata = manager.connection.getMetadata(target);
-    const driver = manager.connection.driver;
+    const metadata = manager.dataSource.getMetadata(target);
+    const driver = manager.dataSource.driver;
     const escape = (name: string) => driver.escape(name);
     const table = escape(metadata.tableName);
     const column = (property: string) => propertyColumn(metadata, property, 'claimReady');
@@ -482,7 +481,6 @@ export class SqlDialect {
     const [query, bound] = driver.escapeQueryWithParameters(
       `UPDATE ${table} SET ${sets.join(', ')} WHERE ${id} IN (${chosen}) RETURNING ${id}`,
       parameters,
-      {},
     );
     const result = await this.structuredQuery(manager, query, bound);
     return ((result.records ?? []) as Array<Record<string, unknown>>).map((row) => Number(row[idName]));
@@ -503,8 +501,8 @@ export class SqlDialect {
     returning: K,
   ): Promise<Array<T[K]>> {
     if (rows.length === 0) return [];
-    const metadata = manager.connection.getMetadata(target);
-    const driver = manager.connection.driver;
+    const metadata = manager.dataSource.getMetadata(target);
+    const driver = manager.dataSource.driver;
     const escape = (name: string) => driver.escape(name);
     const table = escape(metadata.tableName);
     const columnOf = (property: string) => propertyColumn(metadata, property, 'updateEach');
@@ -637,7 +635,7 @@ export class SqlDialect {
   ): Promise<QueryResult> {
     const own: QueryRunner | undefined = manager.queryRunner
       ? undefined
-      : manager.connection.createQueryRunner();
+      : manager.dataSource.createQueryRunner();
     const runner = manager.queryRunner ?? own!;
     try {
       return await runner.query(sql, parameters, true);

@@ -2,7 +2,7 @@ import type { QueryRunner, TableColumnOptions } from 'typeorm';
 
 /** Helpers for migrations written once with TypeORM's portable schema API (SQLite and PostgreSQL). */
 export const datetimeType = (qr: QueryRunner): string =>
-  qr.connection.driver.options.type === 'postgres' ? 'timestamptz' : 'datetime';
+  qr.dataSource.driver.options.type === 'postgres' ? 'timestamptz' : 'datetime';
 
 export const idColumn = (): TableColumnOptions => ({
   name: 'id',
@@ -21,7 +21,7 @@ export const uuidColumn = (): TableColumnOptions => ({
 
 /** The current time as a column default, with milliseconds on SQLite too (CURRENT_TIMESTAMP has whole seconds there). */
 export const nowDefault = (qr: QueryRunner): string =>
-  qr.connection.driver.options.type === 'postgres'
+  qr.dataSource.driver.options.type === 'postgres'
     ? 'CURRENT_TIMESTAMP'
     : "(strftime('%Y-%m-%d %H:%M:%f', 'now'))";
 
@@ -31,4 +31,4 @@ export const timestampColumns = (qr: QueryRunner): TableColumnOptions[] => [
 ];
 
 export const binaryType = (qr: QueryRunner): string =>
-  qr.connection.driver.options.type === 'postgres' ? 'bytea' : 'blob';
+  qr.dataSource.driver.options.type === 'postgres' ? 'bytea' : 'blob';

@@ -54,7 +54,7 @@ export class CompanyRelayLookup {
     ));
     const lookup = (name: string, keyColumn: 'id' | 'relay_username') => {
       const read = new PreparedListRead(
-        companies.manager.connection,
+        companies.manager.dataSource,
         transactions,
         name,
         `SELECT ${keyColumn}, ${columns.map((c) => c.databaseName).join(', ')} FROM companies WHERE ${keyColumn} {list}`,
@@ -68,7 +68,7 @@ export class CompanyRelayLookup {
     this.byIdRead = lookup('company_facts_by_id', 'id');
     this.byUsernameRead = lookup('company_facts_by_relay_username', 'relay_username');
     this.allowedIpLists = new PreparedRead(
-      companies.manager.connection,
+      companies.manager.dataSource,
       transactions,
       'company_allowed_ip_lists',
       "SELECT id, allowed_ips FROM companies WHERE allowed_ips <> '[]' ORDER BY id",
@@ -89,7 +89,7 @@ export class CompanyRelayLookup {
 
   /** A row's values, in FACT_COLUMNS' order, through the entity's own column conversions. */
   private hydrate(values: readonly unknown[]): CompanyRelayFacts {
-    const driver = this.companies.manager.connection.driver;
+    const driver = this.companies.manager.dataSource.driver;
     const facts: Record<string, unknown> = {};
     this.columns.forEach((column, i) => {
       facts[column.propertyName] = driver.prepareHydratedValue(values[i], column) as unknown;

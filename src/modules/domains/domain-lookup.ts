@@ -19,7 +19,7 @@ export class DomainLookup {
   ) {
     // Straight on the driver: this runs for every relay decision whose sender's domain is not cached.
     const read = new PreparedListRead(
-      domains.manager.connection,
+      domains.manager.dataSource,
       transactions,
       'verified_domain_owners',
       "SELECT name, company_id FROM domains WHERE name {list} AND status = 'verified'",

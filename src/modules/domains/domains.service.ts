@@ -50,7 +50,7 @@ export class DomainsService {
     private readonly members: CompanyMembersService,
     private readonly webhooks: WebhookOutbox,
   ) {
-    this.pages = new CompanyDomainPages(domains.manager.connection, transactions);
+    this.pages = new CompanyDomainPages(domains.manager.dataSource, transactions);
   }
 
   private readonly pages: CompanyDomainPages;

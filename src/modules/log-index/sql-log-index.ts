@@ -40,7 +40,7 @@ export class SqlLogIndex extends LogIndex {
     private readonly transactions: TransactionService,
   ) {
     super();
-    this.streamed = new EntityRowReader(logs.manager.connection, CleanLog, 'log', ['events']);
+    this.streamed = new EntityRowReader(logs.manager.dataSource, CleanLog, 'log', ['events']);
     this.updated = logs.metadata.columns
       .map((c) => c.propertyName as keyof CleanLog)
       .filter((field) => field !== 'id');
