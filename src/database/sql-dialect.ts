@@ -386,10 +386,11 @@ export class SqlDialect {
       return `${escape(column.databaseName)} = :set${n}`;
     });
     const run = async (sql: string, parameters: Record<string, unknown>): Promise<number[]> => {
-      const [query, bound] = driver.escapeQueryWithParameters(
-        sql,
-        { ...claim.parameters, ...setParameters, ...parameters },
-      );
+      const [query, bound] = driver.escapeQueryWithParameters(sql, {
+        ...claim.parameters,
+        ...setParameters,
+        ...parameters,
+      });
       const result = await this.structuredQuery(manager, query, bound);
       return ((result.records ?? []) as Array<Record<string, unknown>>).map((row) =>
         Number(row[metadata.primaryColumns[0].databaseName]),
