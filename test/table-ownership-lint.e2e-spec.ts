@@ -62,6 +62,14 @@ describe('lint: another area’s entities and repositories', () => {
         '',
       ].join('\n'),
     },
+    entityOutsideTheAreas: {
+      file: 'src/relay-agent/sasl/relay-authenticator.ts',
+      code: "import { Company } from '../../modules/companies/entities/company.entity';\nexport const c = Company;\n",
+    },
+    ownEntityFromSubfolder: {
+      file: 'src/modules/delivery/parsing/queue-facts.ts',
+      code: "import { PostfixQueue } from '../entities/postfix-queue.entity';\nexport const q = PostfixQueue;\n",
+    },
     entityFile: {
       file: 'src/modules/users/entities/user.entity.ts',
       code: "import { Company } from '../../companies/entities/company.entity';\nexport const c = Company;\n",
@@ -86,8 +94,17 @@ describe('lint: another area’s entities and repositories', () => {
     expect(errors.repository).toHaveLength(1);
   });
 
-  it('lets through the area’s own entities, type imports and CONSTANT_CASE values', () => {
+  it('refuses one from outside the areas (the relay agent)', () => {
+    expect(errors.entityOutsideTheAreas).toEqual([
+      expect.stringContaining(
+        "'Company' import from '../../modules/companies/entities/company.entity' is restricted",
+      ),
+    ]);
+  });
+
+  it('lets through the area’s own entities (from a subfolder too), type imports and CONSTANT_CASE values', () => {
     expect(errors.allowed).toEqual([]);
+    expect(errors.ownEntityFromSubfolder).toEqual([]);
   });
 
   it('does not apply to entity files, which relate to each other', () => {
