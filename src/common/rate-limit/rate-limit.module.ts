@@ -1,4 +1,4 @@
-import { Global, Module, OnApplicationShutdown } from '@nestjs/common';
+import { Module, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { RateLimiters } from './rate-limiters';
 
@@ -6,7 +6,6 @@ import { RateLimiters } from './rate-limiters';
  * The rate limits' counters (RateLimiters) of the API and of the relay agent, in Redis when
  * REDIS_URL is set. The API's guard (RateLimitGuard) is registered by AppModule.
  */
-@Global()
 @Module({
   providers: [
     {

@@ -6,9 +6,10 @@ import { AdminsService } from './admins.service';
 import { AdminRole } from './entities/admin-role.entity';
 import { Admin } from './entities/admin.entity';
 import { FirstAdminBootstrap } from './first-admin.bootstrap';
+import { NotificationsModule } from '../notifications/notifications.module';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Admin, AdminRole]), AuthModule],
+  imports: [TypeOrmModule.forFeature([Admin, AdminRole]), AuthModule, NotificationsModule],
   controllers: [AdminsController],
   providers: [AdminsService, FirstAdminBootstrap],
   exports: [AdminsService],

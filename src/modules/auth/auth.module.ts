@@ -16,9 +16,10 @@ import { PrincipalRepository } from './principal.repository';
 import { JwtStrategy } from './strategies/jwt.strategy';
 import { MailProviderBasicStrategy } from './strategies/mail-provider-basic.strategy';
 import { TokenService } from './token.service';
+import { MailModule } from '../mail/mail.module';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([RevokedRefreshToken]), CompanyRelayModule],
+  imports: [TypeOrmModule.forFeature([RevokedRefreshToken]), CompanyRelayModule, MailModule],
   controllers: [AuthController],
   providers: [
     AuthService,

@@ -13,9 +13,15 @@ import { Billing } from './entities/billing.entity';
 import { PaymentEvent } from './entities/payment-event.entity';
 import { PaymentCallbacksService } from './payment-callbacks.service';
 import { RevenueReportAdminController } from './revenue-report-admin.controller';
+import { NotificationsModule } from '../notifications/notifications.module';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Billing, PaymentEvent]), CompaniesModule, PackagesModule],
+  imports: [
+    TypeOrmModule.forFeature([Billing, PaymentEvent]),
+    CompaniesModule,
+    PackagesModule,
+    NotificationsModule,
+  ],
   controllers: [BillingsController, BillingsAdminController, RevenueReportAdminController],
   providers: [
     BillingPaymentsService,

@@ -20,6 +20,7 @@ import { CompanyAuditEvent } from './entities/company-audit-event.entity';
 import { CompanyUsageDay } from './entities/company-usage-day.entity';
 import { Company } from './entities/company.entity';
 import { MembersService } from './members.service';
+import { NotificationsModule } from '../notifications/notifications.module';
 
 @Module({
   imports: [
@@ -30,6 +31,7 @@ import { MembersService } from './members.service';
     DomainsModule,
     CompanyRelayModule,
     WebhookOutboxModule,
+    NotificationsModule,
   ],
   controllers: [CompanyRegistrationController, CompaniesController, CompaniesAdminController],
   providers: [

@@ -10,10 +10,19 @@ import { DomainsController } from './domains.controller';
 import { DomainsService } from './domains.service';
 import { Domain } from './entities/domain.entity';
 import { VerifyRateLimit } from './verify-rate-limit';
+import { NotificationsModule } from '../notifications/notifications.module';
+import { RateLimitModule } from '../../common/rate-limit/rate-limit.module';
 
 /** Sender domains: add, DNS records to publish, live verification, the daily re-check. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Domain]), DomainLookupModule, UsersModule, WebhookOutboxModule],
+  imports: [
+    TypeOrmModule.forFeature([Domain]),
+    DomainLookupModule,
+    UsersModule,
+    WebhookOutboxModule,
+    NotificationsModule,
+    RateLimitModule,
+  ],
   controllers: [DomainsController, DomainsAdminController],
   providers: [DomainsService, DkimKeyPairs, DomainDnsChecker, VerifyRateLimit],
   exports: [DomainsService, DomainLookupModule],

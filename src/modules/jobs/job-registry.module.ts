@@ -1,8 +1,7 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { JobRegistry } from './job-registry';
 
-/** Global: the registry of the @Job methods (also in contexts that do not schedule them, like the CLI). */
-@Global()
+/** The registry of the @Job methods (imported by the scheduler, and by contexts that do not schedule them, like the CLI). */
 @Module({ imports: [DiscoveryModule], providers: [JobRegistry], exports: [JobRegistry] })
 export class JobRegistryModule {}

@@ -1,5 +1,6 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { MailModule } from '../mail/mail.module';
 import { Notification } from './entities/notification.entity';
 import { NotificationRecipients } from './notification-recipients';
 import { NotificationsAdminController } from './notifications-admin.controller';
@@ -8,12 +9,11 @@ import { NotificationInbox } from './notification-inbox.service';
 import { Notifier } from './notifier';
 
 /**
- * Global: every area raises notifications for its own events. The users, admins and companies
- * areas register on NotificationRecipients who the notifications go to.
+ * Imported by every area that raises notifications for its own events. The users, admins and
+ * companies areas register on NotificationRecipients who the notifications go to.
  */
-@Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([Notification])],
+  imports: [TypeOrmModule.forFeature([Notification]), MailModule],
   controllers: [NotificationsController, NotificationsAdminController],
   providers: [NotificationRecipients, Notifier, NotificationInbox],
   exports: [NotificationRecipients, Notifier],

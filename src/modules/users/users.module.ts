@@ -8,9 +8,11 @@ import { UsersAdminController } from './users-admin.controller';
 import { UsersAdminService } from './users-admin.service';
 import { UsersController } from './users.controller';
 import { UsersService } from './users.service';
+import { MailModule } from '../mail/mail.module';
+import { NotificationsModule } from '../notifications/notifications.module';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([User, Contact]), AuthModule],
+  imports: [TypeOrmModule.forFeature([User, Contact]), AuthModule, MailModule, NotificationsModule],
   controllers: [UsersController, UsersAdminController],
   providers: [UsersService, UsersAdminService, CompanyMembersService],
   exports: [UsersService, CompanyMembersService],
