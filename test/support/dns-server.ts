@@ -1,4 +1,5 @@
 import { createSocket } from 'node:dgram';
+import { createServer } from 'node:net';
 
 // dns2 ships no types; the little of it used here is typed below.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -92,8 +93,9 @@ export class TestDnsServer {
         send(response);
       },
     });
-    // dns2 reads port 0 as "no port given": take a free one first.
-    const port = await freeUdpPort();
+    // dns2 reads port 0 as "no port given": take a free one first, free for TCP too (a port free
+    // for UDP may be the local port of an outgoing TCP connection, PostgreSQL's pool above all).
+    const port = await freeUdpAndTcpPort();
     await this.server.listen({ udp: { port, address: '127.0.0.1' }, tcp: { port, address: '127.0.0.1' } });
     this.port = this.server.addresses().udp.port;
   }
@@ -108,15 +110,23 @@ export class TestDnsServer {
   }
 }
 
-function freeUdpPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const socket = createSocket('udp4');
-    socket.once('error', reject);
-    socket.bind(0, '127.0.0.1', () => {
-      const { port } = socket.address();
-      socket.close(() => resolve(port));
+/** A port free on 127.0.0.1 for both UDP and TCP right now (TCP's choice, tried for UDP; again if taken). */
+async function freeUdpAndTcpPort(): Promise<number> {
+  for (;;) {
+    const tcp = createServer();
+    const port = await new Promise<number>((resolve, reject) => {
+      tcp.once('error', reject);
+      tcp.listen(0, '127.0.0.1', () => resolve((tcp.address() as { port: number }).port));
     });
-  });
+    const udp = createSocket('udp4');
+    const udpFree = await new Promise<boolean>((resolve) => {
+      udp.once('error', () => resolve(false));
+      udp.bind(port, '127.0.0.1', () => resolve(true));
+    });
+    await new Promise<void>((resolve) => (udpFree ? udp.close(() => resolve()) : resolve()));
+    await new Promise<void>((resolve) => tcp.close(() => resolve()));
+    if (udpFree) return port;
+  }
 }
 
 /** A TXT value split in strings of at most 255 characters, as DNS carries a long DKIM key. */
