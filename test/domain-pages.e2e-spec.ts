@@ -1,7 +1,8 @@
 import { Repository } from 'typeorm';
 import { skipFor } from '../src/common/pagination/page';
-import { PreparedRead } from '../src/database/prepared-read';
-import { TransactionService } from '../src/database/transaction.service';
+import { DatabaseRuntime } from '../src/database/database-runtime';
+import { PostgresHotRead } from '../src/database/postgres/postgres-runtime';
+import { SqliteHotRead } from '../src/database/sqlite/sqlite-runtime';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { DomainsService } from '../src/modules/domains/domains.service';
 import { ListDomainsQueryDto } from '../src/modules/domains/dto/domain-requests.dto';
@@ -186,7 +187,8 @@ describe('GET /api/v1/domains, many companies at once', () => {
 
   it('shares one statement among the pages asked for at the same moment on PostgreSQL; on SQLite reads each alone', async () => {
     const service = t.app.get(DomainsService);
-    const reads = jest.spyOn(PreparedRead.prototype, 'all');
+    const isPostgres = t.app.get(DatabaseRuntime).isPostgres;
+    const reads = jest.spyOn((isPostgres ? PostgresHotRead : SqliteHotRead).prototype, 'all');
     try {
       const pages = await Promise.all(
         asks.map(({ company, status, page, limit }) =>
@@ -210,7 +212,7 @@ describe('GET /api/v1/domains, many companies at once', () => {
           (reads.mock.contexts[n] as unknown as { name: string }).name.startsWith('domains_of_compan'),
         )
         .map(([params]) => params);
-      if (t.app.get(TransactionService).isPostgres) {
+      if (isPostgres) {
         // One statement, given each call's company, status, limit and offset in the calls' order.
         expect(statements).toEqual([
           [

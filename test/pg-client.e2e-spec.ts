@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { PgClient } from '../src/database/pg-client';
+import { PgClient } from '../src/database/postgres/pg-client';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { createActiveUser } from './support/factories';
 import { LOOP_END, LOOP_START } from './support/pg-client-gc-probe';

@@ -1,4 +1,4 @@
-import { PgClient } from '../src/database/pg-client';
+import { PgClient } from '../src/database/postgres/pg-client';
 import { TransactionService } from '../src/database/transaction.service';
 import { CompanyRelayLookup } from '../src/modules/companies/company-relay-lookup';
 import { Company } from '../src/modules/companies/entities/company.entity';
@@ -86,7 +86,7 @@ describe('Relay decision lookups', () => {
     let during: { used: number } | null | undefined;
     void lookup.byId(company.id).then((facts) => (during = facts));
     // On SQLite the shared connection would make the read wait for the commit: it reads through
-    // the read-only connection instead (TransactionService.committedReader).
+    // the read-only connection instead (SqliteRuntime.committedReader).
     await until(() => during !== undefined, 'the lookup answered while the transaction was open', 3_000);
     expect(during?.used).toBe(0);
     held.open();

@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { EntityManager, In } from 'typeorm';
 import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions';
 import { LOCK_NAMESPACE, lockKey, SqlDialect } from '../src/database/sql-dialect';
+import { DatabaseRuntime } from '../src/database/database-runtime';
 import { TransactionService } from '../src/database/transaction.service';
 import { CompanyUsageDay } from '../src/modules/companies/entities/company-usage-day.entity';
 import { Company } from '../src/modules/companies/entities/company.entity';
@@ -19,6 +20,7 @@ describe('SqlDialect', () => {
   let t: TestApp;
   let dialect: SqlDialect;
   let transactions: TransactionService;
+  let runtime: DatabaseRuntime;
   let company: Company;
 
   beforeAll(async () => {
@@ -26,6 +28,7 @@ describe('SqlDialect', () => {
     t = await createTestApp({ env: { WEBHOOK_DISPATCHER: 'false' } });
     dialect = t.app.get(SqlDialect);
     transactions = t.app.get(TransactionService);
+    runtime = t.app.get(DatabaseRuntime);
     const user = await createActiveUser(t);
     company = await t.dataSource.getRepository(Company).findOneByOrFail({ uuid: user.companyUuid });
   });
@@ -41,7 +44,7 @@ describe('SqlDialect', () => {
 
   /** True once a transaction waits: on a row lock (PostgreSQL), or to begin at all (SQLite, one at a time). */
   async function aTransactionWaits(): Promise<boolean> {
-    if (!transactions.isPostgres) return transactions.sqliteGate!.waiting > 0;
+    if (!runtime.isPostgres) return runtime.sqliteGate!.waiting > 0;
     const [{ n }] = await t.dataSource.query<Array<{ n: number }>>(
       `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
         WHERE NOT l.granted AND a.datname = current_database()`,

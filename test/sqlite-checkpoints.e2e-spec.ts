@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { CHECKPOINT_EVERY_MS } from '../src/database/sqlite-checkpoints';
+import { CHECKPOINT_EVERY_MS } from '../src/database/sqlite/sqlite-checkpoints';
 import { createTestApp, TestApp } from './support/test-app';
 
 const onSqlite = !process.env.DATABASE_URL;
@@ -8,7 +8,7 @@ const WRITTEN_BYTES = 8 * 1024 * 1024;
 
 /**
  * The embedded database's write-ahead log is copied into the database file by a worker thread,
- * not by the COMMIT of a request on the event loop (src/database/sqlite-checkpoints.ts).
+ * not by the COMMIT of a request on the event loop (src/database/sqlite/sqlite-checkpoints.ts).
  */
 (onSqlite ? describe : describe.skip)('SQLite checkpoints in a worker thread', () => {
   let t: TestApp;

@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { EntityManager, Repository } from 'typeorm';
+import { DatabaseRuntime } from '../src/database/database-runtime';
 import { TransactionService } from '../src/database/transaction.service';
 import { RevokedRefreshToken } from '../src/modules/auth/entities/revoked-refresh-token.entity';
 import { PrincipalRepository } from '../src/modules/auth/principal.repository';
@@ -17,11 +18,13 @@ const row = (hash: string) => ({ tokenHash: hash.padEnd(64, '0'), expiresAt: new
 describe('Transactions and the work of other requests', () => {
   let t: TestApp;
   let transactions: TransactionService;
+  let runtime: DatabaseRuntime;
   let tokens: Repository<RevokedRefreshToken>;
 
   beforeAll(async () => {
     t = await createTestApp({ smtp: true });
     transactions = t.app.get(TransactionService);
+    runtime = t.app.get(DatabaseRuntime);
     tokens = t.dataSource.getRepository(RevokedRefreshToken);
   });
   afterAll(async () => {
@@ -64,7 +67,7 @@ describe('Transactions and the work of other requests', () => {
       () => (settled = true),
       () => (settled = true),
     );
-    const gate = transactions.sqliteGate;
+    const gate = runtime.sqliteGate;
     await until(() => settled || (gate?.waiting ?? 0) >= statements, 'the outside work is done or queued');
   }
 
@@ -141,14 +144,14 @@ describe('Transactions and the work of other requests', () => {
       Array.from({ length: concurrent }, () =>
         transactions.runRowLocking(async (em) => {
           shards.push(transactions.counterShard(em));
-          if (!transactions.isPostgres) return; // one transaction at a time: none would ever see the others
+          if (!runtime.isPostgres) return; // one transaction at a time: none would ever see the others
           if (shards.length === concurrent) allIn.open();
           await allIn.wait;
         }),
       ),
     );
     expect(shards).toHaveLength(concurrent);
-    if (transactions.isPostgres) expect(new Set(shards).size).toBe(concurrent);
+    if (runtime.isPostgres) expect(new Set(shards).size).toBe(concurrent);
     else expect(shards).toEqual(Array(concurrent).fill(0));
     expect(transactions.counterShard(undefined)).toBe(0);
   });
@@ -266,12 +269,12 @@ describe('Transactions and the work of other requests', () => {
           // Through the manager too, after the nested transactions (on SQLite they shared it).
           transactions.afterCommit(manager, () => ran.push('outer via manager'));
           // On SQLite the inner transaction is a savepoint of this one: nothing has committed yet.
-          if (!transactions.isPostgres) expect(ran).toEqual([]);
+          if (!runtime.isPostgres) expect(ran).toEqual([]);
           throw new Error('outer rolls back');
         }),
       ).rejects.toThrow('outer rolls back');
       // PostgreSQL runs the inner transaction on a connection of its own: it committed by itself.
-      expect(ran).toEqual(transactions.isPostgres ? ['inner'] : []);
+      expect(ran).toEqual(runtime.isPostgres ? ['inner'] : []);
     });
 
     it('not awaited by anyone are awaited by settled(), with the work they detach in turn', async () => {

@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { ChangeNotices } from './change-notices';
 import { buildDataSourceOptions } from './data-source-options';
+import { createDatabaseRuntime } from './database.module';
 import { TransactionService } from './transaction.service';
 
 /** One process's view of the SQLite file: its connection, its transactions, its notices. */
@@ -31,8 +32,9 @@ onSqlite('ChangeNotices on SQLite', () => {
 
   async function process(): Promise<Process> {
     const dataSource = await new DataSource(buildDataSourceOptions({ dataDir: dir })).initialize();
-    const transactions = new TransactionService(dataSource);
-    const notices = new ChangeNotices({ env: {} } as AppConfig, dataSource, transactions);
+    const runtime = createDatabaseRuntime(dataSource);
+    const transactions = new TransactionService(dataSource, runtime);
+    const notices = new ChangeNotices({ env: {} } as AppConfig, dataSource, runtime);
     const heard: unknown[] = [];
     notices.listen('test_channel', (payload) => heard.push(payload));
     return { dataSource, transactions, notices, heard };

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Notification } from 'pg';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
-import { TransactionService } from './transaction.service';
+import { DatabaseRuntime } from './database-runtime';
 
 /** How long a lost LISTEN connection waits before it connects again. */
 const RECONNECT_MS = 1_000;
@@ -110,7 +110,7 @@ export class ChangeNotices implements OnApplicationShutdown {
   constructor(
     private readonly config: AppConfig,
     private readonly dataSource: DataSource,
-    private readonly transactions: TransactionService,
+    private readonly runtime: DatabaseRuntime,
   ) {}
 
   private get databaseUrl(): string | undefined {
@@ -123,12 +123,12 @@ export class ChangeNotices implements OnApplicationShutdown {
     let json: string;
     try {
       const notice: Notice = { from: this.id, payload };
-      json = JSON.stringify(this.transactions.isPostgres ? notice : (payload ?? null));
+      json = JSON.stringify(this.runtime.isPostgres ? notice : (payload ?? null));
     } catch (e: unknown) {
       this.logger.warn({ err: e, channel }, 'Change notice not sent');
       return;
     }
-    if (this.transactions.isPostgres) {
+    if (this.runtime.isPostgres) {
       if (!this.dataSource.isInitialized) return;
       this.sending = this.sending.then(() =>
         this.dataSource.query('SELECT pg_notify($1, $2)', [channel, json]).then(
@@ -148,7 +148,7 @@ export class ChangeNotices implements OnApplicationShutdown {
    * one prepared `PRAGMA data_version` when nothing changed.
    */
   catchUp(): void {
-    if (this.handlers.size > 0 && !this.transactions.isPostgres && !this.closed) this.read();
+    if (this.handlers.size > 0 && !this.runtime.isPostgres && !this.closed) this.read();
   }
 
   /**
@@ -157,7 +157,7 @@ export class ChangeNotices implements OnApplicationShutdown {
    * first to the handlers already there.
    */
   listen(channel: string, handler: (payload: unknown) => void): () => void {
-    if (!this.transactions.isPostgres) {
+    if (!this.runtime.isPostgres) {
       this.read();
       if (!this.catchUpTimer && !this.closed) {
         this.catchUpTimer = setInterval(() => this.catchUp(), CATCH_UP_MS);
@@ -172,7 +172,7 @@ export class ChangeNotices implements OnApplicationShutdown {
       if (client) this.listened = this.listened.then(() => listenOn(client, channel));
     }
     handlers.add(handler);
-    if (this.transactions.isPostgres && !this.client && !this.reconnect)
+    if (this.runtime.isPostgres && !this.client && !this.reconnect)
       this.listened = this.connect().catch(() => undefined);
     return () => {
       handlers.delete(handler);
@@ -212,7 +212,7 @@ export class ChangeNotices implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.outbox.length > 0 && !this.transactions.sqliteGate?.mustWait()) this.write();
+    if (this.outbox.length > 0 && !this.runtime.sqliteGate?.mustWait()) this.write();
     this.closed = true;
     clearTimeout(this.reconnect);
     clearInterval(this.catchUpTimer);
@@ -253,7 +253,7 @@ export class ChangeNotices implements OnApplicationShutdown {
 
   /** SQLite: writes the outbox, now or once no other request's transaction is open. */
   private write(): void {
-    const gate = this.transactions.sqliteGate;
+    const gate = this.runtime.sqliteGate;
     if (gate?.mustWait()) {
       this.writing = gate.untilNoOpenTransaction().then(() => {
         this.writing = undefined;

@@ -4,7 +4,7 @@ import type { DataSourceOptions } from 'typeorm';
 import { COLUMN_TYPES_FOR } from './column-types';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
-import { PgClient } from './pg-client';
+import { PgClient } from './postgres/pg-client';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
 
 export interface DatabaseSettings {

@@ -1,11 +1,22 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, Module, OnApplicationShutdown } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { ChangeNotices } from './change-notices';
 import { buildDataSourceOptions } from './data-source-options';
+import { DatabaseRuntime } from './database-runtime';
+import { PostgresRuntime } from './postgres/postgres-runtime';
 import { SqlDialect } from './sql-dialect';
-import { SqliteCheckpoints } from './sqlite-checkpoints';
+import { SqliteCheckpoints } from './sqlite/sqlite-checkpoints';
+import { SqliteRuntime } from './sqlite/sqlite-runtime';
 import { TransactionService } from './transaction.service';
+
+/** The engine's adapter for a data source: PostgreSQL's, or the embedded SQLite's. */
+export function createDatabaseRuntime(dataSource: DataSource): DatabaseRuntime {
+  return dataSource.options.type === 'postgres'
+    ? new PostgresRuntime(dataSource)
+    : new SqliteRuntime(dataSource);
+}
 
 @Global()
 @Module({
@@ -19,7 +30,19 @@ import { TransactionService } from './transaction.service';
       }),
     }),
   ],
-  providers: [TransactionService, SqlDialect, ChangeNotices, SqliteCheckpoints],
-  exports: [TransactionService, SqlDialect, ChangeNotices],
+  providers: [
+    { provide: DatabaseRuntime, inject: [DataSource], useFactory: createDatabaseRuntime },
+    TransactionService,
+    SqlDialect,
+    ChangeNotices,
+    SqliteCheckpoints,
+  ],
+  exports: [DatabaseRuntime, TransactionService, SqlDialect, ChangeNotices],
 })
-export class DatabaseModule {}
+export class DatabaseModule implements OnApplicationShutdown {
+  constructor(private readonly runtime: DatabaseRuntime) {}
+
+  onApplicationShutdown(): void {
+    this.runtime.close();
+  }
+}

@@ -6,7 +6,7 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { DateUtils } from 'typeorm/util/DateUtils';
-import { PgClient } from './pg-client';
+import { PgClient } from './postgres/pg-client';
 
 /**
  * What src/database/ takes from TypeORM and pg beyond their documented API (docs/maintainers.md, "Database
@@ -36,7 +36,7 @@ describe('Database driver internals we rely on', () => {
       await dataSource.destroy();
     });
 
-    it('holds the better-sqlite3 handle as driver.databaseConnection (prepared-read, change-notices)', () => {
+    it('holds the better-sqlite3 handle as driver.databaseConnection (sqlite-runtime, change-notices)', () => {
       const db = (dataSource.driver as unknown as { databaseConnection: BetterSqliteHandle })
         .databaseConnection;
       expect(db.inTransaction).toBe(false);
@@ -85,7 +85,7 @@ describe('Database driver internals we rely on', () => {
   });
 
   describe('TypeORM on pg', () => {
-    it('keeps its pool as driver.master (prepared-read)', () => {
+    it('keeps its pool as driver.master (postgres-runtime)', () => {
       expect(String(Reflect.get(PostgresDriver.prototype, 'connect'))).toMatch(
         /this\.master = await this\.createPool\(/,
       );

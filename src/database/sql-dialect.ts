@@ -12,7 +12,7 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import type { EntityMetadata } from 'typeorm/metadata/EntityMetadata';
 import type { QueryResult } from 'typeorm/query-runner/QueryResult';
 import { chunks } from './chunks';
-import { TransactionService } from './transaction.service';
+import { DatabaseRuntime } from './database-runtime';
 
 /** First key of our advisory locks ("rela"), so they never meet another application's on the same database. */
 export const LOCK_NAMESPACE = 0x72656c61;
@@ -145,15 +145,12 @@ export class SqlDialect {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly transactions: TransactionService,
+    private readonly runtime: DatabaseRuntime,
   ) {}
 
-  /**
-   * TransactionService's flag, the one answer to "which database" (for src/database/ and the
-   * specs only: everything else asks for an operation of this class).
-   */
+  /** The runtime's engine (for src/database/ and the specs only: everything else asks for an operation of this class). */
   get isPostgres(): boolean {
-    return this.transactions.isPostgres;
+    return this.runtime.isPostgres;
   }
 
   /** `SELECT … FOR UPDATE` (of the given aliases only, when joins are involved); nothing on SQLite. */

@@ -1,10 +1,9 @@
-import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomInt } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { Permits } from '../common/async/permits';
-import type { ReadRow } from './prepared-read';
-import { SqliteTransactionGate } from './sqlite-transaction-gate';
+import { DatabaseRuntime } from './database-runtime';
 
 /** Work for after the commit: an e-mail, a call to another system. Sync or async. */
 export type AfterCommit = () => unknown;
@@ -20,18 +19,6 @@ export interface TransactionScope {
 
 /** Work for the end of a transaction, inside it (see TransactionService.beforeCommit). */
 export type BeforeCommit = () => Promise<unknown>;
-
-interface SqliteReaderStatement {
-  raw(toggle: boolean): SqliteReaderStatement;
-  all(...params: unknown[]): ReadRow[];
-}
-
-/** The part of a better-sqlite3 connection the read-only reader uses. */
-export interface SqliteReader {
-  prepare(sql: string): SqliteReaderStatement;
-  pragma(sql: string): unknown;
-  close(): void;
-}
 
 /** Row-locking transactions at once on PostgreSQL: a few, well under the pool's 20 connections. */
 const ROW_LOCKING_PERMITS = 4;
@@ -63,31 +50,26 @@ interface OpenTransaction {
  * commits by itself, so its callbacks run at its own commit.
  */
 @Injectable()
-export class TransactionService implements BeforeApplicationShutdown, OnApplicationShutdown {
-  /** Present on SQLite only. */
-  readonly sqliteGate?: SqliteTransactionGate;
+export class TransactionService implements BeforeApplicationShutdown {
   private readonly logger = new Logger(TransactionService.name);
   /** The transaction each manager handed out by `run` belongs to. */
   private readonly byManager = new WeakMap<EntityManager, OpenTransaction>();
   /** The transaction whose work is running, to recognise a nested `run`. */
   private readonly current = new AsyncLocalStorage<OpenTransaction>();
 
-  constructor(private readonly dataSource: DataSource) {
-    if (dataSource.options.type === 'postgres') return;
-    this.sqliteGate = new SqliteTransactionGate();
-    this.sqliteGate.install(dataSource);
-  }
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly runtime: DatabaseRuntime,
+  ) {}
 
   private readonly rowLocking = new Permits(ROW_LOCKING_PERMITS);
   /** The row-locking permits' slots not taken: each running transaction has its own (counterShard). */
   private readonly freeSlots = Array.from({ length: ROW_LOCKING_PERMITS }, (_, n) => n);
-  /** SQLite: the read-only connection (see `committedReader`); null once closed or where there is none. */
-  private reader?: SqliteReader | null;
   /** After-commit work that nobody awaits (see `detach`), until it settles. */
   private readonly detached = new Set<Promise<void>>();
 
-  get isPostgres(): boolean {
-    return !this.sqliteGate;
+  private get isPostgres(): boolean {
+    return this.runtime.isPostgres;
   }
 
   /**
@@ -98,7 +80,7 @@ export class TransactionService implements BeforeApplicationShutdown, OnApplicat
    * SQLite runs one transaction at a time anyway (SqliteTransactionGate).
    */
   runRowLocking<T>(work: (manager: EntityManager, scope: TransactionScope) => Promise<T>): Promise<T> {
-    if (this.sqliteGate) return this.run(work);
+    if (!this.isPostgres) return this.run(work);
     return this.rowLocking.run(async () => {
       const slot = this.freeSlots.pop()!;
       try {
@@ -218,45 +200,6 @@ export class TransactionService implements BeforeApplicationShutdown, OnApplicat
   /** Detached work (e-mail above all) finishes before the mail transport and the database close. */
   beforeApplicationShutdown(): Promise<void> {
     return this.settled();
-  }
-
-  /**
-   * SQLite: a second, read-only connection to the database file, for the prepared reads made while
-   * another request's transaction is open (PreparedRead). In WAL mode it reads the last committed
-   * state at once, where the shared connection would make the read wait for that transaction: a
-   * log batch's transaction spans many turns of the event loop (it yields, SqliteTransactionGate),
-   * and relay decisions waited for it up to 455 ms in the bench. Opened at first use; none for an
-   * in-memory database, none on PostgreSQL (every read has a pooled connection there).
-   */
-  committedReader(): SqliteReader | undefined {
-    if (this.reader !== undefined) return this.reader ?? undefined;
-    const file = this.dataSource.options.database;
-    if (!this.sqliteGate || typeof file !== 'string' || file === ':memory:' || file === '') {
-      this.reader = null;
-      return undefined;
-    }
-    if (!this.dataSource.isInitialized) return undefined;
-    try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the driver TypeORM loads
-      const Database = require('better-sqlite3') as new (file: string, options: object) => SqliteReader;
-      const reader = new Database(file, { readonly: true, fileMustExist: true });
-      // A WAL reader is busy only while another connection recovers the log: wait little, synchronously.
-      reader.pragma('busy_timeout = 100');
-      this.reader = reader;
-    } catch (e: unknown) {
-      // Reads then wait for the open transaction, as before there was a reader.
-      this.logger.warn(
-        { err: e },
-        'No read-only connection to the database file; reads wait for transactions',
-      );
-      this.reader = null;
-    }
-    return this.reader ?? undefined;
-  }
-
-  onApplicationShutdown(): void {
-    this.reader?.close();
-    this.reader = null;
   }
 
   private register(tx: OpenTransaction, fn: AfterCommit): void {

@@ -5,7 +5,7 @@
  * summed from the trace. Arguments: form, connection URL, rows.
  */
 import { Client } from 'pg';
-import { PgClient } from '../../src/database/pg-client';
+import { PgClient } from '../../src/database/postgres/pg-client';
 
 export const LOOP_START = 'PROBE LOOP START';
 export const LOOP_END = 'PROBE LOOP END';

@@ -2,10 +2,9 @@ import { ForbiddenException, Injectable, Logger, UnauthorizedException } from '@
 import { InjectDataSource } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
 import { DataSource } from 'typeorm';
-import { andThen, MaybePromise } from '../../common/maybe-promise';
 import { ChangeNotices } from '../../database/change-notices';
 import { EntityRowReader } from '../../database/entity-row-reader';
-import { PreparedRead } from '../../database/prepared-read';
+import { DatabaseRuntime, HotRead } from '../../database/database-runtime';
 import { TransactionService } from '../../database/transaction.service';
 import { ApiKey } from '../api-keys/entities/api-key.entity';
 import { Company } from '../companies/entities/company.entity';
@@ -44,12 +43,13 @@ export class ApiKeyAuthenticator {
   private readonly cache = new LRUCache<string, Found>({ max: 10_000, ttl: API_KEY_CACHE_MS });
   private readonly keyColumns: EntityRowReader<ApiKey>;
   private readonly companyColumns: EntityRowReader<Company>;
-  private readonly byDigest: PreparedRead;
+  private readonly byDigest: HotRead;
   /** When this process last wrote each key's `lastUsedAt` (or found it written). */
   private readonly lastUseWritten = new LRUCache<number, number>({ max: 10_000 });
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectDataSource() dataSource: DataSource,
+    runtime: DatabaseRuntime,
     private readonly transactions: TransactionService,
     private readonly notices: ChangeNotices,
     keyEvents: ApiKeyEvents,
@@ -57,9 +57,7 @@ export class ApiKeyAuthenticator {
   ) {
     this.keyColumns = new EntityRowReader(dataSource, ApiKey, 'k');
     this.companyColumns = new EntityRowReader(dataSource, Company, 'co');
-    this.byDigest = new PreparedRead(
-      dataSource,
-      transactions,
+    this.byDigest = runtime.read(
       'api_key_by_digest',
       `SELECT ${this.keyColumns.selectList()}, ${this.companyColumns.selectList()} ` +
         `FROM api_keys k INNER JOIN companies co ON co.id = k.company_id WHERE k.digest = ?`,
@@ -72,13 +70,16 @@ export class ApiKeyAuthenticator {
    * The key and its company, or the refusal of platform.md: 401 unknown, revoked or expired; 403
    * from an address outside its allowed networks.
    */
-  authenticate(token: string, clientIp: string): MaybePromise<ApiKeyCaller> {
+  async authenticate(token: string, clientIp: string): Promise<ApiKeyCaller> {
     if (!hasApiKeyShape(token)) throw new UnauthorizedException('Invalid API key');
     const digest = apiKeyDigest(token);
     this.notices.catchUp();
-    const cached = this.cache.get(digest);
-    const found = cached ?? andThen(this.load(digest), (loaded) => (this.cache.set(digest, loaded), loaded));
-    return andThen(found, (f) => this.admit(f, clientIp));
+    let found = this.cache.get(digest);
+    if (!found) {
+      found = await this.load(digest);
+      this.cache.set(digest, found);
+    }
+    return this.admit(found, clientIp);
   }
 
   private admit({ caller, networks }: Found, clientIp: string): ApiKeyCaller {
@@ -94,18 +95,16 @@ export class ApiKeyAuthenticator {
     return caller;
   }
 
-  private load(digest: string): MaybePromise<Found> {
-    return andThen(this.byDigest.all([digest]), (rows) => {
-      const row = rows[0];
-      if (!row) return { caller: null, networks: null };
-      const key = this.keyColumns.read(row, 0);
-      const company = this.companyColumns.read(row, this.keyColumns.width);
-      key.company = company;
-      const networks = key.allowedIps.length
-        ? key.allowedIps.map(allowedNetwork).filter((n): n is IpNetwork => typeof n !== 'string')
-        : null;
-      return { caller: { key, company }, networks };
-    });
+  private async load(digest: string): Promise<Found> {
+    const row = (await this.byDigest.all([digest]))[0];
+    if (!row) return { caller: null, networks: null };
+    const key = this.keyColumns.read(row, 0);
+    const company = this.companyColumns.read(row, this.keyColumns.width);
+    key.company = company;
+    const networks = key.allowedIps.length
+      ? key.allowedIps.map(allowedNetwork).filter((n): n is IpNetwork => typeof n !== 'string')
+      : null;
+    return { caller: { key, company }, networks };
   }
 
   /** Writes `lastUsedAt` and `lastUsedIp` when this key's were written over a minute ago (by anyone). */

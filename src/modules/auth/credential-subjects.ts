@@ -1,5 +1,4 @@
 import type { QueryDeepPartialEntity, SelectQueryBuilder } from 'typeorm';
-import type { MaybePromise } from '../../common/maybe-promise';
 import { Admin } from '../admins/entities/admin.entity';
 import type { MailService } from '../mail/mail.service';
 import { User } from '../users/entities/user.entity';
@@ -35,7 +34,7 @@ export interface CredentialSubject<T extends Credentialed> {
   /** Whether a forgotten password gets a reset e-mail. */
   mayRequestReset(subject: T): boolean;
   /** The caller as the access guard loads it (with its relations), for refresh. */
-  findPrincipal(principals: PrincipalRepository, uuid: string): MaybePromise<T | null>;
+  findPrincipal(principals: PrincipalRepository, uuid: string): Promise<T | null>;
   /** The access token, its claims from the stored data. */
   signAccess(tokens: TokenService, subject: T): string;
   sendResetMail(mail: MailService, subject: T, token: string): Promise<void>;

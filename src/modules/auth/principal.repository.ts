@@ -1,11 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { BatchedRead } from '../../database/batched-lookup';
-import { PreparedRead } from '../../database/prepared-read';
-import { MaybePromise, andThen } from '../../common/maybe-promise';
+import { DatabaseRuntime, ReadRow } from '../../database/database-runtime';
 import { EntityRowReader } from '../../database/entity-row-reader';
-import { TransactionService } from '../../database/transaction.service';
 import { AdminRole } from '../admins/entities/admin-role.entity';
 import { Admin } from '../admins/entities/admin.entity';
 import { Company } from '../companies/entities/company.entity';
@@ -25,12 +22,12 @@ export class PrincipalRepository {
   private readonly company: EntityRowReader<Company>;
   private readonly admin: EntityRowReader<Admin>;
   private readonly role: EntityRowReader<AdminRole>;
-  private readonly users: PrincipalSource;
-  private readonly admins: PrincipalSource;
+  private readonly users: (uuid: string) => Promise<ReadRow | undefined>;
+  private readonly admins: (uuid: string) => Promise<ReadRow | undefined>;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly transactions: TransactionService,
+    @InjectDataSource() dataSource: DataSource,
+    private readonly runtime: DatabaseRuntime,
   ) {
     this.user = new EntityRowReader(dataSource, User, 'u');
     this.contact = new EntityRowReader(dataSource, Contact, 'ct');
@@ -51,48 +48,33 @@ export class PrincipalRepository {
     );
   }
 
-  /**
-   * Synchronous on SQLite (better-sqlite3 answers in-process), a promise on PostgreSQL: the access
-   * guard runs this on every request and is then itself synchronous on SQLite. `await` either.
-   */
-  findUser(uuid: string): MaybePromise<User | null> {
-    return andThen(this.users.load(uuid), (row) => {
-      if (!row) return null;
-      const user = this.user.read(row, 1);
-      user.contact = this.contact.read(row, 1 + this.user.width);
-      user.company = this.company.read(row, 1 + this.user.width + this.contact.width);
-      return user;
-    });
+  /** The user with its contact and company: the access guard runs this on every request. */
+  async findUser(uuid: string): Promise<User | null> {
+    const row = await this.users(uuid);
+    if (!row) return null;
+    const user = this.user.read(row, 1);
+    user.contact = this.contact.read(row, 1 + this.user.width);
+    user.company = this.company.read(row, 1 + this.user.width + this.contact.width);
+    return user;
   }
 
-  /** Like findUser: synchronous on SQLite. */
-  findAdmin(uuid: string): MaybePromise<Admin | null> {
-    return andThen(this.admins.load(uuid), (row) => {
-      if (!row) return null;
-      const admin = this.admin.read(row, 1);
-      admin.role = this.role.read(row, 1 + this.admin.width);
-      return admin;
-    });
+  /** The admin with its role. */
+  async findAdmin(uuid: string): Promise<Admin | null> {
+    const row = await this.admins(uuid);
+    if (!row) return null;
+    const admin = this.admin.read(row, 1);
+    admin.role = this.role.read(row, 1 + this.admin.width);
+    return admin;
   }
 
   /**
-   * Straight to the driver with a statement prepared once (PreparedRead): TypeORM's query runner
-   * adds ~50 µs a call on this path. On PostgreSQL concurrent lookups share one statement
-   * (BatchedRead); SQLite answers in-process, one key at a time.
+   * Straight to the driver with a statement prepared once (a HotRead): TypeORM's query runner
+   * adds ~50 µs a call on this path. On PostgreSQL concurrent lookups share one statement.
    */
-  private source(name: string, sqlUpToKey: string): PrincipalSource {
-    const many = new PreparedRead(this.dataSource, this.transactions, name, `${sqlUpToKey} = ANY(?)`);
-    const one = new PreparedRead(this.dataSource, this.transactions, `${name}_one`, `${sqlUpToKey} = ?`);
-    const read = new BatchedRead<Row>(this.transactions, {
-      many: async (keys) => many.all([keys]),
-      each: (keys) => one.all(keys),
-    });
-    return { load: (uuid) => andThen(read.load([uuid]), (rows) => rows.get(uuid)) };
+  private source(name: string, sqlUpToKey: string): (uuid: string) => Promise<ReadRow | undefined> {
+    const read = this.runtime.read(name, `${sqlUpToKey} {list}`);
+    const rows = (keys: string[]) => read.all([keys]);
+    const lookup = this.runtime.keyedRead({ many: rows, each: rows });
+    return async (uuid) => (await lookup.load([uuid])).get(uuid);
   }
-}
-
-type Row = readonly unknown[];
-
-interface PrincipalSource {
-  load(uuid: string): MaybePromise<Row | undefined>;
 }

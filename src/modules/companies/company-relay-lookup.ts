@@ -2,10 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
-import { andThen, MaybePromise } from '../../common/maybe-promise';
-import { BatchedRead } from '../../database/batched-lookup';
-import { PreparedListRead, PreparedRead, ReadRow } from '../../database/prepared-read';
-import { TransactionService } from '../../database/transaction.service';
+import { DatabaseRuntime, HotRead, KeyedRead, ReadRow } from '../../database/database-runtime';
 import { Company } from './entities/company.entity';
 
 /** What the relay decision needs of a company: its identity and the facts of its relay state. */
@@ -35,41 +32,37 @@ type Found = readonly [key: string, facts: CompanyRelayFacts];
  *
  * Both lookups run on every decision whose company is not cached (a relay of many companies, or
  * the first message after a change): prepared statements straight on the driver, and on
- * PostgreSQL the keys of concurrent decisions in one statement (BatchedRead), so fifty
+ * PostgreSQL the keys of concurrent decisions in one statement (DatabaseRuntime.keyedRead), so fifty
  * decisions cost one round trip instead of fifty.
  */
 @Injectable()
 export class CompanyRelayLookup {
   private readonly columns: ColumnMetadata[];
-  private readonly byIdRead: BatchedRead<Found>;
-  private readonly byUsernameRead: BatchedRead<Found>;
-  private readonly allowedIpLists: PreparedRead;
+  private readonly byIdRead: KeyedRead<Found>;
+  private readonly byUsernameRead: KeyedRead<Found>;
+  private readonly allowedIpLists: HotRead;
 
   constructor(
     @InjectRepository(Company) private readonly companies: Repository<Company>,
-    transactions: TransactionService,
+    runtime: DatabaseRuntime,
   ) {
     const columns = (this.columns = FACT_COLUMNS.map((property) =>
       companies.metadata.findColumnWithPropertyName(property)!,
     ));
     const lookup = (name: string, keyColumn: 'id' | 'relay_username') => {
-      const read = new PreparedListRead(
-        companies.manager.dataSource,
-        transactions,
+      const read = runtime.read(
         name,
         `SELECT ${keyColumn}, ${columns.map((c) => c.databaseName).join(', ')} FROM companies WHERE ${keyColumn} {list}`,
       );
       const keyed = (rows: ReadRow[]): Found[] =>
         rows.map(([key, ...values]) => [String(key), this.hydrate(values)]);
-      const run = (keys: string[]): MaybePromise<Found[]> =>
-        andThen(read.all([keyColumn === 'id' ? keys.map(Number) : keys]), keyed);
-      return new BatchedRead<Found>(transactions, { many: async (keys) => run(keys), each: run });
+      const run = async (keys: string[]): Promise<Found[]> =>
+        keyed(await read.all([keyColumn === 'id' ? keys.map(Number) : keys]));
+      return runtime.keyedRead<Found>({ many: run, each: run });
     };
     this.byIdRead = lookup('company_facts_by_id', 'id');
     this.byUsernameRead = lookup('company_facts_by_relay_username', 'relay_username');
-    this.allowedIpLists = new PreparedRead(
-      companies.manager.dataSource,
-      transactions,
+    this.allowedIpLists = runtime.read(
       'company_allowed_ip_lists',
       "SELECT id, allowed_ips FROM companies WHERE allowed_ips <> '[]' ORDER BY id",
     );
@@ -83,7 +76,7 @@ export class CompanyRelayLookup {
     return this.one(this.byUsernameRead, relayUsername);
   }
 
-  private async one(read: BatchedRead<Found>, key: string): Promise<CompanyRelayFacts | null> {
+  private async one(read: KeyedRead<Found>, key: string): Promise<CompanyRelayFacts | null> {
     return (await read.load([key])).get(key)?.[1] ?? null;
   }
 

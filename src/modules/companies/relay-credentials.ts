@@ -2,11 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import argon2 from 'argon2';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { DataSource, Repository } from 'typeorm';
-import { andThen } from '../../common/maybe-promise';
-import { BatchedRead } from '../../database/batched-lookup';
-import { PreparedRead } from '../../database/prepared-read';
-import { TransactionService } from '../../database/transaction.service';
+import { Repository } from 'typeorm';
+import { DatabaseRuntime, KeyedRead } from '../../database/database-runtime';
 import { isSubmissionToken } from '../relay-submission/submission-token';
 import { SubmissionTokens } from '../relay-submission/submission-tokens';
 import { Company } from './entities/company.entity';
@@ -50,12 +47,11 @@ const MAX_USERNAME = 32;
  */
 @Injectable()
 export class RelayCredentials {
-  private readonly accounts: BatchedRead<AccountRow>;
+  private readonly accounts: KeyedRead<AccountRow>;
 
   constructor(
     @InjectRepository(Company) private readonly companies: Repository<Company>,
-    dataSource: DataSource,
-    transactions: TransactionService,
+    runtime: DatabaseRuntime,
     private readonly submissionTokens: SubmissionTokens,
   ) {
     // Straight to the driver, and on PostgreSQL the attempts of one moment share one statement:
@@ -66,12 +62,9 @@ export class RelayCredentials {
     const select =
       `SELECT ${column('relayUsername')}, ${column('id')}, ${column('uuid')}, ${column('relayPasswordHash')} ` +
       `FROM companies WHERE ${column('relayUsername')}`;
-    const many = new PreparedRead(dataSource, transactions, 'relay_credentials', `${select} = ANY(?)`);
-    const one = new PreparedRead(dataSource, transactions, 'relay_credentials_one', `${select} = ?`);
-    this.accounts = new BatchedRead<AccountRow>(transactions, {
-      many: async (usernames) => (await many.all([usernames])) as AccountRow[],
-      each: (usernames) => andThen(one.all(usernames), (rows) => rows as AccountRow[]),
-    });
+    const read = runtime.read('relay_credentials', `${select} {list}`);
+    const accounts = async (usernames: string[]) => (await read.all([usernames])) as AccountRow[];
+    this.accounts = runtime.keyedRead<AccountRow>({ many: accounts, each: accounts });
   }
 
   /**
@@ -118,7 +111,7 @@ export class RelayCredentials {
   }
 }
 
-/** username, id, uuid, password hash: the key first, as BatchedRead wants it. */
+/** username, id, uuid, password hash: the key first, as a keyed read wants it. */
 type AccountRow = readonly [username: string, id: number | string, uuid: string, hash: string | null];
 
 function account(row: AccountRow): RelayAccount {

@@ -1,9 +1,6 @@
 import type { DataSource } from 'typeorm';
-import { andThen, MaybePromise } from '../../common/maybe-promise';
-import { BatchedQuery } from '../../database/batched-query';
+import type { DatabaseRuntime, ReadRow } from '../../database/database-runtime';
 import { EntityRowReader } from '../../database/entity-row-reader';
-import { PreparedRead, ReadRow } from '../../database/prepared-read';
-import type { TransactionService } from '../../database/transaction.service';
 import { Domain, DomainStatus } from './entities/domain.entity';
 
 /** One page asked for: a company's domains (of one status, or any), newest first. */
@@ -27,7 +24,7 @@ const NEWEST_FIRST = 'ORDER BY d.created_at DESC, d.id DESC';
  * A company's domains, a page at a time: the customer's `GET /api/v1/domains`, which an API key
  * may call as often as its rate limit lets it.
  *
- * On PostgreSQL the pages asked for at the same moment share one statement (BatchedQuery): one
+ * On PostgreSQL the pages asked for at the same moment share one statement (the runtime's batchedQuery): one
  * row of parameters per call (`unnest`), each with its count and its page (`LATERAL`), so fifty
  * concurrent requests make one round trip instead of fifty, or a hundred when their pages are
  * empty (a statement per page, and a count after an empty one). Profiled under the bench's load
@@ -35,20 +32,19 @@ const NEWEST_FIRST = 'ORDER BY d.created_at DESC, d.id DESC';
  * the service's CPU on this route; batched, the route went from 0.2 to over 0.3 of the
  * /health/live ceiling. The pages' rows come back as the columns TypeORM reads, converted by the
  * same EntityRowReader as on SQLite. On SQLite, which answers in-process, each call reads its
- * page at once (synchronously): one statement gives the page and the total, and a second one
- * counts only when the page is past the end.
+ * page at once: one statement gives the page and the total, and a second one counts only when
+ * the page is past the end.
  */
 export class CompanyDomainPages {
   private readonly row: EntityRowReader<Domain>;
-  private readonly query: BatchedQuery<DomainPageCall, DomainPageRead>;
+  /** The page asked for. */
+  readonly read: (call: DomainPageCall) => Promise<DomainPageRead>;
 
-  constructor(dataSource: DataSource, transactions: TransactionService) {
+  constructor(dataSource: DataSource, runtime: DatabaseRuntime) {
     this.row = new EntityRowReader(dataSource, Domain, 'd');
     const columns = this.row.selectList();
     // PostgreSQL, per call (n, from 1): n, the total, the domain's id (NULL for a page past the end), its columns.
-    const pages = new PreparedRead(
-      dataSource,
-      transactions,
+    const pages = runtime.read(
       'domains_of_companies',
       `SELECT k.n, t.total, d.id, ${columns} ` +
         'FROM unnest(?::int[], ?::text[], ?::int[], ?::int[]) WITH ORDINALITY AS k(company_id, status, lim, off, n) ' +
@@ -61,14 +57,12 @@ export class CompanyDomainPages {
     );
     // SQLite: one call's page with the total; the count alone when the page is past the end.
     const page = (name: string, where: string) =>
-      new PreparedRead(
-        dataSource,
-        transactions,
+      runtime.read(
         name,
         `SELECT ${columns}, COUNT(*) OVER () FROM domains d WHERE ${where} ${NEWEST_FIRST} LIMIT ? OFFSET ?`,
       );
     const count = (name: string, where: string) =>
-      new PreparedRead(dataSource, transactions, name, `SELECT COUNT(*) FROM domains d WHERE ${where}`);
+      runtime.read(name, `SELECT COUNT(*) FROM domains d WHERE ${where}`);
     const alone = {
       all: {
         page: page('domains_of_company', 'd.company_id = ?'),
@@ -79,26 +73,18 @@ export class CompanyDomainPages {
         count: count('domains_of_company_by_status_count', 'd.company_id = ? AND d.status = ?'),
       },
     };
-    this.query = new BatchedQuery(transactions, {
+    this.read = runtime.batchedQuery<DomainPageCall, DomainPageRead>({
       many: async (calls) => this.readPages(calls.length, await pages.all(arraysOf(calls))),
-      each: ({ companyId, status, limit, offset }) => {
+      each: async ({ companyId, status, limit, offset }) => {
         const read = status ? alone.byStatus : alone.all;
         const filter = status ? [companyId, status] : [companyId];
-        const withTotal = (rows: ReadRow[]): MaybePromise<DomainPageRead> => {
-          const domains = rows.map((row) => this.row.read(row));
-          if (rows.length > 0) return { domains, total: Number(rows[0][this.row.width]) };
-          return andThen(read.count.all(filter), (counted) => ({ domains, total: Number(counted[0][0]) }));
-        };
-        const rows = read.page.all([...filter, limit, offset]);
-        // Synchronous unless an open transaction holds the connection (PreparedRead).
-        return rows instanceof Promise ? rows.then(withTotal) : withTotal(rows);
+        const rows = await read.page.all([...filter, limit, offset]);
+        const domains = rows.map((row) => this.row.read(row));
+        if (rows.length > 0) return { domains, total: Number(rows[0][this.row.width]) };
+        const counted = await read.count.all(filter);
+        return { domains, total: Number(counted[0][0]) };
       },
     });
-  }
-
-  /** The page asked for: synchronous on SQLite (unless an open transaction holds the connection), a promise on PostgreSQL. */
-  read(call: DomainPageCall): MaybePromise<DomainPageRead> {
-    return this.query.run(call);
   }
 
   /** PostgreSQL: the rows of one batch statement, back to each call's page in the calls' order. */

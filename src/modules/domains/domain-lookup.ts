@@ -1,9 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import { InjectRepository, TypeOrmModule } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { BatchedRead } from '../../database/batched-lookup';
-import { PreparedListRead, ReadRow } from '../../database/prepared-read';
-import { TransactionService } from '../../database/transaction.service';
+import { DatabaseRuntime, KeyedRead, ReadRow } from '../../database/database-runtime';
 import { DomainEvents } from './domain-events';
 import { Domain } from './entities/domain.entity';
 
@@ -11,23 +9,19 @@ import { Domain } from './entities/domain.entity';
 @Injectable()
 export class DomainLookup {
   /** Verified names and their owners; on PostgreSQL the names of concurrent decisions in one statement. */
-  private readonly owners: BatchedRead<ReadRow>;
+  private readonly owners: KeyedRead<ReadRow>;
 
   constructor(
     @InjectRepository(Domain) private readonly domains: Repository<Domain>,
-    transactions: TransactionService,
+    runtime: DatabaseRuntime,
   ) {
     // Straight on the driver: this runs for every relay decision whose sender's domain is not cached.
-    const read = new PreparedListRead(
-      domains.manager.dataSource,
-      transactions,
+    const read = runtime.read(
       'verified_domain_owners',
       "SELECT name, company_id FROM domains WHERE name {list} AND status = 'verified'",
     );
-    this.owners = new BatchedRead<ReadRow>(transactions, {
-      many: async (names) => read.all([names]),
-      each: (names) => read.all([names]),
-    });
+    const owners = (names: string[]) => read.all([names]);
+    this.owners = runtime.keyedRead<ReadRow>({ many: owners, each: owners });
   }
 
   /**

@@ -9,6 +9,7 @@ import { AppConfig } from '../../config/app-config';
 import { isUniqueViolation } from '../../database/database-errors';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { SqlDialect } from '../../database/sql-dialect';
+import { DatabaseRuntime } from '../../database/database-runtime';
 import { TransactionService } from '../../database/transaction.service';
 import { Job } from '../jobs/job.decorator';
 import { Notifier } from '../notifications/notifier';
@@ -49,8 +50,9 @@ export class DomainsService {
     private readonly notifications: Notifier,
     private readonly members: CompanyMembersService,
     private readonly webhooks: WebhookOutbox,
+    runtime: DatabaseRuntime,
   ) {
-    this.pages = new CompanyDomainPages(domains.manager.dataSource, transactions);
+    this.pages = new CompanyDomainPages(domains.manager.dataSource, runtime);
   }
 
   private readonly pages: CompanyDomainPages;

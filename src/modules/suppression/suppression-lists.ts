@@ -1,10 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import type { MaybePromise } from '../../common/maybe-promise';
-import { BatchedRead } from '../../database/batched-lookup';
 import { chunks } from '../../database/chunks';
-import { PreparedListRead, PreparedRead, ReadRow, sqlDate } from '../../database/prepared-read';
-import { TransactionService } from '../../database/transaction.service';
+import { DatabaseRuntime, HotRead, KeyedRead } from '../../database/database-runtime';
 import type { SuppressionReason } from './entities/suppression-entry.entity';
 
 const UNEXPIRED = '(expires_at IS NULL OR expires_at > ?)';
@@ -27,23 +23,18 @@ type Hit = readonly [key: string, reason: SuppressionReason];
  */
 @Injectable()
 export class SuppressionLists {
-  private readonly lookup: BatchedRead<Hit>;
-  private readonly ownList: PreparedListRead;
-  private readonly globalList: PreparedListRead;
-  private readonly listsOfManyCompanies: PreparedRead;
+  private readonly lookup: KeyedRead<Hit>;
+  private readonly ownList: HotRead;
+  private readonly globalList: HotRead;
+  private readonly listsOfManyCompanies: HotRead;
 
-  constructor(
-    dataSource: DataSource,
-    private readonly transactions: TransactionService,
-  ) {
+  constructor(private readonly runtime: DatabaseRuntime) {
     // SQLite only (PostgreSQL reads both lists of many companies at once below). The index is
     // named: without planner statistics (a young embedded database) SQLite probed the global list
     // through the company index and a bloom filter, reading every global entry: ~360 µs a read
     // among 2,000 global entries against ~2 µs through its own unique index.
     const list = (name: string, index: string, where: string) =>
-      new PreparedListRead(
-        dataSource,
-        transactions,
+      runtime.read(
         name,
         `SELECT email, reason FROM suppression_entries INDEXED BY ${index} ` +
           `WHERE ${where} AND email {list} AND ${UNEXPIRED}`,
@@ -56,16 +47,14 @@ export class SuppressionLists {
     const probe = (where: string) =>
       `CROSS JOIN LATERAL (SELECT reason FROM suppression_entries WHERE ${where} ` +
       'AND (expires_at IS NULL OR expires_at > $4) LIMIT 1) s';
-    this.listsOfManyCompanies = new PreparedRead(
-      dataSource,
-      transactions,
+    this.listsOfManyCompanies = runtime.read(
       'suppressed_among_many',
       `SELECT k.key, s.reason, 0 FROM unnest($1::text[], $2::int[], $3::text[]) AS k(key, company_id, email) ` +
         `${probe('company_id = k.company_id AND email = k.email')} UNION ALL ` +
         `SELECT k.key, s.reason, 1 FROM unnest($1::text[], $3::text[]) AS k(key, email) ` +
         `${probe('company_id IS NULL AND email = k.email')} ORDER BY 3`,
     );
-    this.lookup = new BatchedRead<Hit>(transactions, {
+    this.lookup = runtime.keyedRead<Hit>({
       many: (keys) => this.readMany(keys),
       each: (keys) => this.readOneCompany(keys),
     });
@@ -94,26 +83,22 @@ export class SuppressionLists {
   }
 
   /** The keys of one call (one company): each list through its own statement. */
-  private readOneCompany(keys: string[]): MaybePromise<Hit[]> {
+  private async readOneCompany(keys: string[]): Promise<Hit[]> {
     const companyId = Number(keys[0].slice(0, keys[0].indexOf('\n')));
     const emails = keys.map((key) => key.slice(key.indexOf('\n') + 1));
-    const at = sqlDate(new Date(), this.transactions);
-    const own = this.ownList.all([companyId, emails, at]);
-    const global = this.globalList.all([emails, at]);
-    const hits = (rows: ReadRow[]) =>
-      hitsOf(rows.map(([email, reason]) => [keyOf(companyId, email as string), reason]));
-    // Synchronous unless an open transaction holds the connection.
-    if (own instanceof Promise || global instanceof Promise) {
-      return Promise.all([own, global]).then(([o, g]) => hits([...o, ...g]));
-    }
-    return hits([...own, ...global]);
+    const at = this.runtime.sqlDate(new Date());
+    const [own, global] = await Promise.all([
+      this.ownList.all([companyId, emails, at]),
+      this.globalList.all([emails, at]),
+    ]);
+    return hitsOf([...own, ...global].map(([email, reason]) => [keyOf(companyId, email as string), reason]));
   }
 
   /** The keys of concurrent calls (any companies) in one statement. */
   private async readMany(keys: string[]): Promise<Hit[]> {
     const companyIds = keys.map((key) => Number(key.slice(0, key.indexOf('\n'))));
     const emails = keys.map((key) => key.slice(key.indexOf('\n') + 1));
-    const at = sqlDate(new Date(), this.transactions);
+    const at = this.runtime.sqlDate(new Date());
     return hitsOf(await this.listsOfManyCompanies.all([keys, companyIds, emails, at]));
   }
 }

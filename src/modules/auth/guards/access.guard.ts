@@ -9,7 +9,6 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceNotConfiguredError } from '../../../common/errors/domain-error';
-import { MaybePromise, andThen } from '../../../common/maybe-promise';
 import { ACCESS_RULE, AccessRule, KEY_SCOPES_FOR } from '../access';
 import { ApiKeyAuthenticator } from '../api-key-authenticator';
 import { apiKeyOf } from '../api-key-secret';
@@ -40,11 +39,8 @@ export class AccessGuard implements CanActivate {
     private readonly apiKeys: ApiKeyAuthenticator,
   ) {}
 
-  /**
-   * A promise only where there is I/O: the bearer routes' principal lookup on PostgreSQL.
-   * Tokens and keys are checked synchronously, and SQLite answers in-process.
-   */
-  canActivate(context: ExecutionContext): MaybePromise<boolean> {
+  /** A promise only where there is I/O: the principal or API key lookups. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (context.getType() !== 'http') return true;
     const rule = this.ruleOf(context);
     switch (rule.kind) {
@@ -91,50 +87,46 @@ export class AccessGuard implements CanActivate {
 
   /**
    * A customer API key, on the routes whose rule names the keys it opens (platform.md "Using a
-   * key"): the request then acts for the key's company. Synchronous on a cache hit.
+   * key"): the request then acts for the key's company.
    */
-  private authorizeApiKey(
+  private async authorizeApiKey(
     rule: Extract<AccessRule, { kind: 'user' | 'admin' }>,
     key: string,
     request: RequestWithPrincipal & FastifyRequest,
-  ): MaybePromise<boolean> {
+  ): Promise<boolean> {
     if (rule.kind !== 'user' || !rule.key) throw new ForbiddenException("This route needs a user's token");
     const scopes = KEY_SCOPES_FOR[rule.key];
-    return andThen(this.apiKeys.authenticate(key, request.ip), ({ key: apiKey, company }) => {
-      if (!scopes.includes(apiKey.scope))
-        throw new ForbiddenException('API key scope does not allow this route');
-      request.principal = { kind: 'api-key', apiKey, company };
-      return true;
-    });
+    const { key: apiKey, company } = await this.apiKeys.authenticate(key, request.ip);
+    if (!scopes.includes(apiKey.scope))
+      throw new ForbiddenException('API key scope does not allow this route');
+    request.principal = { kind: 'api-key', apiKey, company };
+    return true;
   }
 
-  /** Synchronous when the principal lookup is (SQLite); a promise on PostgreSQL. */
-  private authorizePrincipal(
+  private async authorizePrincipal(
     rule: Extract<AccessRule, { kind: 'user' | 'admin' }>,
     request: RequestWithPrincipal,
-  ): MaybePromise<boolean> {
+  ): Promise<boolean> {
     const claims = request.user as AccessClaims;
     const isAdminToken = 'adminUuid' in claims;
 
     if (rule.kind === 'admin') {
       if (!isAdminToken) throw new ForbiddenException('This route is for admins only');
-      return andThen(this.principals.findAdmin(claims.adminUuid), (admin) => {
-        if (!admin || !admin.isActive) throw new UnauthorizedException('Admin account no longer active');
-        if (!rule.roles.includes(admin.role.name))
-          throw new ForbiddenException('Your role does not allow this');
-        request.principal = { kind: 'admin', admin };
-        return true;
-      });
+      const admin = await this.principals.findAdmin(claims.adminUuid);
+      if (!admin || !admin.isActive) throw new UnauthorizedException('Admin account no longer active');
+      if (!rule.roles.includes(admin.role.name))
+        throw new ForbiddenException('Your role does not allow this');
+      request.principal = { kind: 'admin', admin };
+      return true;
     }
 
     if (isAdminToken) throw new ForbiddenException('This route is for users only');
-    return andThen(this.principals.findUser(claims.userUuid), (user) => {
-      if (!user || user.status !== 'active') throw new UnauthorizedException('User account no longer active');
-      if (rule.ownerOnly && user.companyRole !== 'owner') {
-        throw new ForbiddenException('Only the company owner may do this');
-      }
-      request.principal = { kind: 'user', user };
-      return true;
-    });
+    const user = await this.principals.findUser(claims.userUuid);
+    if (!user || user.status !== 'active') throw new UnauthorizedException('User account no longer active');
+    if (rule.ownerOnly && user.companyRole !== 'owner') {
+      throw new ForbiddenException('Only the company owner may do this');
+    }
+    request.principal = { kind: 'user', user };
+    return true;
   }
 }

@@ -1,15 +1,14 @@
-import { DataSource } from 'typeorm';
-import { PreparedListRead } from '../src/database/prepared-read';
+import { DatabaseRuntime, HotRead } from '../src/database/database-runtime';
 import { TransactionService } from '../src/database/transaction.service';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { createActiveUser } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 import { latch, until } from './support/until';
 
-/** PreparedListRead on the database of the run: `= ANY` on PostgreSQL, a padded IN on SQLite, the same answers. */
-describe('PreparedListRead', () => {
+/** A hot read with lists on the database of the run: `= ANY` on PostgreSQL, `IN (… json_each)` on SQLite, the same answers. */
+describe('DatabaseRuntime.read with lists', () => {
   let t: TestApp;
-  let read: PreparedListRead;
+  let read: HotRead;
   let transactions: TransactionService;
   let companies: Company[];
 
@@ -22,12 +21,12 @@ describe('PreparedListRead', () => {
         users.map((u) => t.dataSource.getRepository(Company).findOneByOrFail({ uuid: u.companyUuid })),
       )
     ).sort((a, b) => a.id - b.id);
-    read = new PreparedListRead(
-      t.app.get(DataSource),
-      transactions,
-      'prepared_list_read_spec',
-      'SELECT uuid FROM companies WHERE id {list} AND id > ? AND uuid {list}',
-    );
+    read = t.app
+      .get(DatabaseRuntime)
+      .read(
+        'prepared_list_read_spec',
+        'SELECT uuid FROM companies WHERE id {list} AND id > ? AND uuid {list}',
+      );
   });
   afterAll(async () => {
     await t.close();
@@ -66,7 +65,7 @@ describe('PreparedListRead', () => {
     await tx;
   });
 
-  it('refuses an empty list', () => {
-    expect(() => read.all([[], 0, ['x']])).toThrow('an empty list');
+  it('refuses an empty list', async () => {
+    await expect(read.all([[], 0, ['x']])).rejects.toThrow('an empty list');
   });
 });

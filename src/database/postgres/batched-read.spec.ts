@@ -1,10 +1,10 @@
-import { BatchedRead } from './batched-lookup';
+import { BatchedRead } from './batched-read';
 
 type Row = readonly [string, number];
 
-/** The two forms of a read, recording each call and answering a row for every key it knows. */
+/** A batched read, recording each call and answering a row for every key it knows. */
 function forms(known: Record<string, number> = {}, fail?: () => boolean) {
-  const calls: Array<{ form: 'many' | 'each'; keys: string[] }> = [];
+  const calls: Array<{ form: 'many'; keys: string[] }> = [];
   const rows = (keys: string[]) => keys.filter((k) => k in known).map((k): Row => [k, known[k]]);
   return {
     calls,
@@ -12,19 +12,13 @@ function forms(known: Record<string, number> = {}, fail?: () => boolean) {
       calls.push({ form: 'many', keys });
       return fail?.() ? Promise.reject(new Error('connection lost')) : Promise.resolve(rows(keys));
     },
-    each: (keys: string[]) => {
-      calls.push({ form: 'each', keys });
-      return rows(keys);
-    },
   };
 }
-
-const postgres = { isPostgres: true };
 
 describe('BatchedRead where statements are round trips (DataLoader)', () => {
   it('answers concurrent calls from one read of all their distinct keys', async () => {
     const f = forms({ a: 1, bb: 2, ccc: 3 });
-    const read = new BatchedRead<Row>(postgres, f);
+    const read = new BatchedRead<Row>(f.many);
     const [first, second] = await Promise.all([read.load(['a', 'bb']), read.load(['bb', 'missing', 'ccc'])]);
     expect([...first]).toEqual([
       ['a', ['a', 1]],
@@ -39,7 +33,7 @@ describe('BatchedRead where statements are round trips (DataLoader)', () => {
 
   it('joins calls made in the same poll phase (setImmediate), not only in the same microtask queue', async () => {
     const f = forms({ a: 1, b: 2 });
-    const read = new BatchedRead<Row>(postgres, f);
+    const read = new BatchedRead<Row>(f.many);
     const first = read.load(['a']);
     // Past DataLoader's own schedule (a microtask, then process.nextTick), still before setImmediate.
     for (let n = 0; n < 3; n++) await new Promise((resolve) => process.nextTick(resolve));
@@ -51,7 +45,7 @@ describe('BatchedRead where statements are round trips (DataLoader)', () => {
   it('reads again for calls made after a batch has gone: nothing is kept', async () => {
     const known: Record<string, number> = { a: 1 };
     const f = forms(known);
-    const read = new BatchedRead<Row>(postgres, f);
+    const read = new BatchedRead<Row>(f.many);
     expect((await read.load(['a'])).get('a')).toEqual(['a', 1]);
     known.a = 2;
     expect((await read.load(['a'])).get('a')).toEqual(['a', 2]);
@@ -61,7 +55,7 @@ describe('BatchedRead where statements are round trips (DataLoader)', () => {
   it('splits at 100 keys a statement', async () => {
     const keys = Array.from({ length: 150 }, (_, n) => `k${n}`);
     const f = forms(Object.fromEntries(keys.map((k, n) => [k, n])));
-    const read = new BatchedRead<Row>(postgres, f);
+    const read = new BatchedRead<Row>(f.many);
     const found = await read.load(keys);
     expect(found.size).toBe(150);
     expect(f.calls.map((c) => c.keys.length)).toEqual([100, 50]);
@@ -69,24 +63,10 @@ describe('BatchedRead where statements are round trips (DataLoader)', () => {
 
   it('rejects every caller of a failed batch, and the next batch works', async () => {
     let fail = true;
-    const read = new BatchedRead<Row>(
-      postgres,
-      forms({ a: 0, b: 0 }, () => fail),
-    );
+    const read = new BatchedRead<Row>(forms({ a: 0, b: 0 }, () => fail).many);
     const results = await Promise.allSettled([read.load(['a']), read.load(['b']), read.load(['a'])]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
     fail = false;
     expect([...(await read.load(['a']))]).toEqual([['a', ['a', 0]]]);
-  });
-});
-
-describe('BatchedRead in-process (SQLite)', () => {
-  it('answers each call at once from its own keys, without a promise', () => {
-    const f = forms({ a: 1 });
-    const read = new BatchedRead<Row>({ isPostgres: false }, f);
-    const answer = read.load(['a', 'missing']);
-    expect(answer).toBeInstanceOf(Map);
-    expect([...(answer as Map<string, Row>)]).toEqual([['a', ['a', 1]]]);
-    expect(f.calls).toEqual([{ form: 'each', keys: ['a', 'missing'] }]);
   });
 });

@@ -2,9 +2,9 @@ import { BatchedQuery } from './batched-query';
 
 type Call = { from: number; count: number };
 
-/** The two forms of a query answering the numbers `from … from + count - 1`, recording each call. */
+/** A batched query answering the numbers `from … from + count - 1`, recording each call. */
 function forms(fail?: () => boolean) {
-  const calls: Array<{ form: 'many' | 'each'; params: Call[] }> = [];
+  const calls: Array<{ form: 'many'; params: Call[] }> = [];
   const answer = ({ from, count }: Call) => Array.from({ length: count }, (_, n) => from + n);
   return {
     calls,
@@ -12,19 +12,13 @@ function forms(fail?: () => boolean) {
       calls.push({ form: 'many', params });
       return fail?.() ? Promise.reject(new Error('connection lost')) : Promise.resolve(params.map(answer));
     },
-    each: (call: Call) => {
-      calls.push({ form: 'each', params: [call] });
-      return answer(call);
-    },
   };
 }
-
-const postgres = { isPostgres: true };
 
 describe('BatchedQuery where statements are round trips (DataLoader)', () => {
   it('answers concurrent calls from one statement given all their parameters, each with its own result', async () => {
     const f = forms();
-    const query = new BatchedQuery<Call, number[]>(postgres, f);
+    const query = new BatchedQuery<Call, number[]>(f.many);
     const params: Call[] = [
       { from: 1, count: 2 },
       { from: 10, count: 0 },
@@ -39,7 +33,7 @@ describe('BatchedQuery where statements are round trips (DataLoader)', () => {
 
   it('joins calls made in the same poll phase (setImmediate), not only in the same microtask queue', async () => {
     const f = forms();
-    const query = new BatchedQuery<Call, number[]>(postgres, f);
+    const query = new BatchedQuery<Call, number[]>(f.many);
     const first = query.run({ from: 1, count: 1 });
     for (let n = 0; n < 3; n++) await new Promise((resolve) => process.nextTick(resolve));
     const second = query.run({ from: 2, count: 1 });
@@ -50,7 +44,7 @@ describe('BatchedQuery where statements are round trips (DataLoader)', () => {
 
   it('runs again for calls made after a batch has gone: nothing is kept', async () => {
     const f = forms();
-    const query = new BatchedQuery<Call, number[]>(postgres, f);
+    const query = new BatchedQuery<Call, number[]>(f.many);
     expect(await query.run({ from: 1, count: 1 })).toEqual([1]);
     expect(await query.run({ from: 1, count: 1 })).toEqual([1]);
     expect(f.calls.map((c) => c.params.length)).toEqual([1, 1]);
@@ -58,7 +52,7 @@ describe('BatchedQuery where statements are round trips (DataLoader)', () => {
 
   it('splits at 100 calls a statement', async () => {
     const f = forms();
-    const query = new BatchedQuery<Call, number[]>(postgres, f);
+    const query = new BatchedQuery<Call, number[]>(f.many);
     const results = await Promise.all(
       Array.from({ length: 150 }, (_, n) => Promise.resolve(query.run({ from: n, count: 1 }))),
     );
@@ -68,10 +62,7 @@ describe('BatchedQuery where statements are round trips (DataLoader)', () => {
 
   it('rejects every caller of a failed batch, and the next batch works', async () => {
     let fail = true;
-    const query = new BatchedQuery<Call, number[]>(
-      postgres,
-      forms(() => fail),
-    );
+    const query = new BatchedQuery<Call, number[]>(forms(() => fail).many);
     const results = await Promise.allSettled([
       query.run({ from: 1, count: 1 }),
       query.run({ from: 2, count: 1 }),
@@ -82,10 +73,7 @@ describe('BatchedQuery where statements are round trips (DataLoader)', () => {
   });
 
   it('rejects every caller when the statement answers a different number of results', async () => {
-    const query = new BatchedQuery<Call, number[]>(postgres, {
-      many: () => Promise.resolve([[1]]),
-      each: () => [],
-    });
+    const query = new BatchedQuery<Call, number[]>(() => Promise.resolve([[1]]));
     const results = await Promise.allSettled([
       query.run({ from: 1, count: 1 }),
       query.run({ from: 2, count: 1 }),
@@ -93,19 +81,6 @@ describe('BatchedQuery where statements are round trips (DataLoader)', () => {
     expect(results).toEqual([
       { status: 'rejected', reason: new Error('BatchedQuery: 1 results for 2 calls') },
       { status: 'rejected', reason: new Error('BatchedQuery: 1 results for 2 calls') },
-    ]);
-  });
-});
-
-describe('BatchedQuery where the database answers in-process (SQLite)', () => {
-  it('runs each call alone and answers synchronously', () => {
-    const f = forms();
-    const query = new BatchedQuery<Call, number[]>({ isPostgres: false }, f);
-    expect(query.run({ from: 4, count: 2 })).toEqual([4, 5]);
-    expect(query.run({ from: 9, count: 1 })).toEqual([9]);
-    expect(f.calls).toEqual([
-      { form: 'each', params: [{ from: 4, count: 2 }] },
-      { form: 'each', params: [{ from: 9, count: 1 }] },
     ]);
   });
 });

@@ -1,6 +1,6 @@
 import type { QueryRunner } from 'typeorm';
-import { countTurns } from '../../test/support/loop-turns';
-import { LoopSlice } from '../common/runtime/loop-slice';
+import { countTurns } from '../../../test/support/loop-turns';
+import { LoopSlice } from '../../common/runtime/loop-slice';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
 /** A stand-in for TypeORM's shared SQLite runner that logs what reaches the connection. */

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { DataSource, QueryRunner } from 'typeorm';
-import { eventLoopSlice, LoopSlice } from '../common/runtime/loop-slice';
+import { eventLoopSlice, LoopSlice } from '../../common/runtime/loop-slice';
 
 /**
  * Keeps SQLite transactions to themselves. TypeORM gives SQLite one connection, shared by every

@@ -1,0 +1,100 @@
+import type { SqliteTransactionGate } from './sqlite/sqlite-transaction-gate';
+
+/** One result row, its columns in the order the SELECT lists them. */
+export type ReadRow = readonly unknown[];
+
+export type DatabaseEngine = 'postgres' | 'sqlite';
+
+/**
+ * A read statement prepared once and run straight on the driver, rows as arrays: for reads on the
+ * relay's hot path, where TypeORM's query runner (~50 µs a call) costs more than an indexed lookup.
+ */
+export interface HotRead {
+  all(params: readonly unknown[]): Promise<ReadRow[]>;
+}
+
+/**
+ * The two forms of a lookup by key (rows with their key at index 0, at most one per key): `many`
+ * reads the keys of concurrent callers in one statement, `each` the keys of one caller.
+ */
+export interface KeyedReadForms<Row extends ReadRow> {
+  many: (keys: string[]) => Promise<Row[]>;
+  each: (keys: string[]) => Promise<Row[]>;
+}
+
+export interface KeyedRead<Row extends ReadRow> {
+  /** The row of each key found. */
+  load(keys: readonly string[]): Promise<Map<string, Row>>;
+}
+
+/**
+ * The two forms of a read whose calls each take their own parameters and answer their own result
+ * (a page of a list): `many` answers every call's result, in the calls' order, from one
+ * statement; `each` answers one call.
+ */
+export interface BatchedQueryForms<Params, Result> {
+  many: (calls: Params[]) => Promise<Result[]>;
+  each: (call: Params) => Promise<Result>;
+}
+
+/**
+ * Everything that differs between the two database engines, behind one provider: how hot reads
+ * run, whether concurrent lookups share a statement, how a date is bound, and (SQLite) how
+ * transactions keep the one shared connection to themselves. Areas ask this; they never ask which
+ * engine runs. PostgresRuntime and SqliteRuntime are the two adapters (DatabaseModule picks one
+ * from the data source).
+ */
+export abstract class DatabaseRuntime {
+  abstract readonly engine: DatabaseEngine;
+
+  /** SQLite's transaction gate (see SqliteTransactionGate); none on PostgreSQL. */
+  readonly sqliteGate?: SqliteTransactionGate;
+
+  get isPostgres(): boolean {
+    return this.engine === 'postgres';
+  }
+
+  /**
+   * A HotRead of `sql`, which uses `?` placeholders; `{list}` stands for a list, given as a
+   * non-empty array in that place of the parameters (one statement for every length). `name`
+   * names the statement on the server: unique per statement text.
+   */
+  abstract read(name: string, sql: string): HotRead;
+
+  /** A lookup by key, in whichever of its two forms is fastest on this engine. */
+  abstract keyedRead<Row extends ReadRow>(forms: KeyedReadForms<Row>): KeyedRead<Row>;
+
+  /** A read by call (see BatchedQueryForms), in whichever of its two forms is fastest on this engine. */
+  abstract batchedQuery<Params, Result>(
+    forms: BatchedQueryForms<Params, Result>,
+  ): (params: Params) => Promise<Result>;
+
+  /** A date as a parameter of a HotRead: what the driver binds. */
+  abstract sqlDate(date: Date): Date | string;
+
+  /** Closes what the runtime opened beside TypeORM's connection. */
+  close(): void {}
+}
+
+/** Rows by their key (index 0); absent rows skipped. */
+export function byKey<Row extends ReadRow>(rows: ReadonlyArray<Row | undefined>): Map<string, Row> {
+  const found = new Map<string, Row>();
+  for (const row of rows) if (row) found.set(row[0] as string, row);
+  return found;
+}
+
+/** The `{list}` placeholder of a HotRead's SQL. */
+export const LIST_PLACEHOLDER = /\{list\}/g;
+
+/** The parameters with each list bound as `bindList` binds it; an empty list is refused. */
+export function bindLists(
+  name: string,
+  params: readonly unknown[],
+  bindList: (list: unknown[]) => unknown,
+): unknown[] {
+  return params.map((value) => {
+    if (!Array.isArray(value)) return value;
+    if (!value.length) throw new Error(`${name}: an empty list`);
+    return bindList(value);
+  });
+}

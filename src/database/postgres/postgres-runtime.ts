@@ -1,0 +1,81 @@
+import type { DataSource } from 'typeorm';
+import {
+  BatchedQueryForms,
+  bindLists,
+  DatabaseRuntime,
+  HotRead,
+  KeyedRead,
+  KeyedReadForms,
+  LIST_PLACEHOLDER,
+  ReadRow,
+} from '../database-runtime';
+import { BatchedQuery } from './batched-query';
+import { BatchedRead } from './batched-read';
+
+/** pg's pool as TypeORM's PostgreSQL driver holds it (`master`). */
+interface PoolHandle {
+  query(q: { name: string; text: string; values: readonly unknown[]; rowMode: 'array' }): Promise<{
+    rows: ReadRow[];
+  }>;
+}
+
+/**
+ * PostgreSQL: every statement is a round trip on a pooled connection, so concurrent lookups share
+ * one statement (BatchedRead, BatchedQuery), hot reads are named statements run on the pool, and
+ * transactions run side by side on their own connections.
+ */
+export class PostgresRuntime extends DatabaseRuntime {
+  readonly engine = 'postgres';
+
+  constructor(private readonly dataSource: DataSource) {
+    super();
+  }
+
+  read(name: string, sql: string): HotRead {
+    return new PostgresHotRead(this.dataSource, name, sql.replace(LIST_PLACEHOLDER, '= ANY(?)'));
+  }
+
+  keyedRead<Row extends ReadRow>(forms: KeyedReadForms<Row>): KeyedRead<Row> {
+    return new BatchedRead(forms.many);
+  }
+
+  batchedQuery<Params, Result>(
+    forms: BatchedQueryForms<Params, Result>,
+  ): (params: Params) => Promise<Result> {
+    const query = new BatchedQuery(forms.many);
+    return (params) => query.run(params);
+  }
+
+  sqlDate(date: Date): Date {
+    return date;
+  }
+}
+
+/**
+ * A named statement on the pool (`?` turned into `$1, $2, …`). Before the data source is
+ * initialised (or after it is closed) it goes through TypeORM, whose errors the exception filter
+ * knows as "database unavailable".
+ */
+export class PostgresHotRead implements HotRead {
+  private readonly sql: string;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly name: string,
+    sql: string,
+  ) {
+    let n = 0;
+    this.sql = sql.replace(/\?/g, () => `$${++n}`);
+  }
+
+  async all(params: readonly unknown[]): Promise<ReadRow[]> {
+    const values = bindLists(this.name, params, (list) => list);
+    if (!this.dataSource.isInitialized) {
+      const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.sql, values);
+      return rows.map((row) => Object.values(row));
+    }
+    const pool = (this.dataSource.driver as unknown as { master: PoolHandle }).master;
+    const result = await pool.query({ name: this.name, text: this.sql, values, rowMode: 'array' });
+    return result.rows;
+  }
+}
