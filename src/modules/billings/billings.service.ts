@@ -9,7 +9,6 @@ import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { CompanyStateService } from '../companies/company-state.service';
 import { Notifier } from '../notifications/notifier';
-import { CompanyBillings } from '../companies/company-billings';
 import { PackageReferences } from '../packages/package-references';
 import { PackagesService } from '../packages/packages.service';
 import type { User } from '../users/entities/user.entity';
@@ -36,7 +35,6 @@ export class BillingsService implements OnModuleInit {
     private readonly dialect: SqlDialect,
     private readonly companyState: CompanyStateService,
     private readonly packageReferences: PackageReferences,
-    private readonly companyBillings: CompanyBillings,
     private readonly notifications: Notifier,
     private readonly config: AppConfig,
   ) {}
@@ -44,13 +42,6 @@ export class BillingsService implements OnModuleInit {
   /** Tells the packages area that a package some billing refers to cannot be deleted. */
   onModuleInit(): void {
     this.packageReferences.addUsageCheck((pkg) => this.billings.exists({ where: { packageId: pkg.id } }));
-    // And the companies area which billing of a company is the latest (it cannot import this area either).
-    this.companyBillings.setLastBillingLookup((companyId) => this.lastOf(companyId));
-  }
-
-  /** The company's latest billing (newest created first), or null. */
-  lastOf(companyId: number): Promise<Billing | null> {
-    return this.billings.findOne({ where: { companyId }, order: { createdAt: 'DESC', id: 'DESC' } });
   }
 
   /** The company's billings, newest first. */

@@ -6,12 +6,12 @@ import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { parseSort } from '../../common/pagination/sort';
 import { TransactionService } from '../../database/transaction.service';
 import type { Admin } from '../admins/entities/admin.entity';
+import { LastBillings } from '../billings/billing-records';
 import { PackagesService } from '../packages/packages.service';
 import { CompanyMembersService } from '../users/company-members.service';
 import { CompaniesService } from './companies.service';
 import { CompanyMailboxSettingsService } from './company-mailbox-settings';
 import { DomainsService } from '../domains/domains.service';
-import { CompanyBillings } from './company-billings';
 import {
   AdminUpdateCompanyDto,
   COMPANY_SORT_FIELDS,
@@ -38,7 +38,7 @@ export class CompaniesAdminService {
   constructor(
     @InjectRepository(Company) private readonly companiesRepo: Repository<Company>,
     private readonly members: CompanyMembersService,
-    private readonly billings: CompanyBillings,
+    private readonly billings: LastBillings,
     private readonly domains: DomainsService,
     private readonly companies: CompaniesService,
     private readonly state: CompanyStateService,

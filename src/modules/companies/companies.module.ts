@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
 import { AuthModule } from '../auth/auth.module';
+import { BillingRecordsModule } from '../billings/billing-records.module';
 import { DomainsModule } from '../domains/domains.module';
 import { PackagesModule } from '../packages/packages.module';
 import { UsersModule } from '../users/users.module';
@@ -9,7 +10,6 @@ import { CompaniesAdminController } from './companies-admin.controller';
 import { CompaniesAdminService } from './companies-admin.service';
 import { CompaniesController } from './companies.controller';
 import { CompaniesService } from './companies.service';
-import { CompanyBillings } from './company-billings';
 import { CompanyMailboxSettingsService } from './company-mailbox-settings';
 import { CompanyRegistrationController } from './company-registration.controller';
 import { CompanyRegistrationHooks } from './company-registration-hooks';
@@ -26,6 +26,7 @@ import { NotificationsModule } from '../notifications/notifications.module';
   imports: [
     TypeOrmModule.forFeature([Company, CompanyUsageDay, CompanyAuditEvent]),
     AuthModule,
+    BillingRecordsModule,
     UsersModule,
     PackagesModule,
     DomainsModule,
@@ -35,7 +36,6 @@ import { NotificationsModule } from '../notifications/notifications.module';
   ],
   controllers: [CompanyRegistrationController, CompaniesController, CompaniesAdminController],
   providers: [
-    CompanyBillings,
     CompanyMailboxSettingsService,
     CompanyRegistrationHooks,
     CompanyRegistrationService,
@@ -45,7 +45,6 @@ import { NotificationsModule } from '../notifications/notifications.module';
     MembersService,
   ],
   exports: [
-    CompanyBillings,
     CompanyMailboxSettingsService,
     CompanyRegistrationHooks,
     CompanyRelayModule,

@@ -1,0 +1,15 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { Billing } from './entities/billing.entity';
+
+/** A company's latest billing: what the companies area's admin view asks. */
+@Injectable()
+export class LastBillings {
+  constructor(@InjectRepository(Billing) private readonly billings: Repository<Billing>) {}
+
+  /** The company's latest billing (newest created first), or null. */
+  lastOf(companyId: number): Promise<Billing | null> {
+    return this.billings.findOne({ where: { companyId }, order: { createdAt: 'DESC', id: 'DESC' } });
+  }
+}
