@@ -1,4 +1,4 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { In, IsNull, Repository } from 'typeorm';
@@ -9,7 +9,6 @@ import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { CompanyStateService } from '../companies/company-state.service';
 import { Notifier } from '../notifications/notifier';
-import { PackageReferences } from '../packages/package-references';
 import { PackagesService } from '../packages/packages.service';
 import type { User } from '../users/entities/user.entity';
 import { BILLING_NOT_FOUND, billingsWithRefs, lockBilling } from './billing-queries';
@@ -27,22 +26,16 @@ export interface StoredProof {
 
 /** The customer side of billing: buying a package, paying manually with a proof, cancelling. */
 @Injectable()
-export class BillingsService implements OnModuleInit {
+export class BillingsService {
   constructor(
     @InjectRepository(Billing) private readonly billings: Repository<Billing>,
     private readonly packages: PackagesService,
     private readonly transactions: TransactionService,
     private readonly dialect: SqlDialect,
     private readonly companyState: CompanyStateService,
-    private readonly packageReferences: PackageReferences,
     private readonly notifications: Notifier,
     private readonly config: AppConfig,
   ) {}
-
-  /** Tells the packages area that a package some billing refers to cannot be deleted. */
-  onModuleInit(): void {
-    this.packageReferences.addUsageCheck((pkg) => this.billings.exists({ where: { packageId: pkg.id } }));
-  }
 
   /** The company's billings, newest first. */
   async list(companyId: number, q: ListBillingsQueryDto): Promise<Page<BillingDto>> {

@@ -3,7 +3,6 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Between, In, Repository } from 'typeorm';
 import { BadRequestError, NotFoundError } from '../../common/errors/domain-error';
 import { NotificationRecipients } from '../notifications/notification-recipients';
-import { PackageReferences } from '../packages/package-references';
 import { PackagesService } from '../packages/packages.service';
 import { utcDayOf } from '../../common/validation/date-filter';
 import { normalizeAllowedIps } from './allowed-ips';
@@ -33,31 +32,13 @@ export class CompaniesService implements OnModuleInit {
     @InjectRepository(Company) private readonly companies: Repository<Company>,
     @InjectRepository(CompanyUsageDay) private readonly usageDays: Repository<CompanyUsageDay>,
     private readonly packages: PackagesService,
-    private readonly packageReferences: PackageReferences,
     private readonly recipients: NotificationRecipients,
     private readonly stateEvents: CompanyStateEvents,
   ) {}
 
-  /** Tells the packages area which packages companies have (it cannot import this area). */
+  /** Tells the notifications area which companies a broadcast names (it cannot import this area). */
   onModuleInit(): void {
-    this.packageReferences.addUsageCheck((pkg) =>
-      this.companies.exists({ where: { packageUuid: pkg.uuid } }),
-    );
-    this.packageReferences.setCompaniesCounter((uuids) => this.countByPackage(uuids));
-    // And the notifications area which companies a broadcast names (it cannot import this area either).
     this.recipients.setCompanyLookup((uuids) => this.idsOf(uuids));
-  }
-
-  /** How many companies have each of these packages. */
-  async countByPackage(uuids: string[]): Promise<Map<string, number>> {
-    const rows = await this.companies
-      .createQueryBuilder('company')
-      .select('company.package_uuid', 'packageUuid')
-      .addSelect('COUNT(*)', 'count')
-      .where({ packageUuid: In(uuids) })
-      .groupBy('company.package_uuid')
-      .getRawMany<{ packageUuid: string; count: string | number }>();
-    return new Map(rows.map((r) => [r.packageUuid, Number(r.count)]));
   }
 
   async get(companyId: number): Promise<CompanyDto> {

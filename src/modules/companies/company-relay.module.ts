@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { RelaySubmissionModule } from '../relay-submission/relay-submission.module';
+import { CompanyPackageUsage } from './company-package-usage';
 import { CompanyRelayLookup } from './company-relay-lookup';
 import { CompanyStateEvents } from './company-state-events';
 import { Company } from './entities/company.entity';
@@ -11,11 +12,12 @@ import { RelayCredentials } from './relay-credentials';
  * state change events that invalidate what it caches, and the SMTP AUTH credentials check (relay
  * passwords, and the submission tokens of RelaySubmissionModule).
  * CompaniesModule imports and re-exports it, so the API has one CompanyStateEvents; the relay
- * agent imports this module alone.
+ * agent imports this module alone. It imports nothing that imports the companies area, so the
+ * areas CompaniesModule imports read companies through it too (packages: CompanyPackageUsage).
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Company]), RelaySubmissionModule],
-  providers: [CompanyRelayLookup, CompanyStateEvents, RelayCredentials],
-  exports: [CompanyRelayLookup, CompanyStateEvents, RelayCredentials],
+  providers: [CompanyPackageUsage, CompanyRelayLookup, CompanyStateEvents, RelayCredentials],
+  exports: [CompanyPackageUsage, CompanyRelayLookup, CompanyStateEvents, RelayCredentials],
 })
 export class CompanyRelayModule {}

@@ -1,14 +1,15 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { BillingRecordsModule } from '../billings/billing-records.module';
+import { CompanyRelayModule } from '../companies/company-relay.module';
 import { Package } from './entities/package.entity';
 import { PackagesAdminController } from './packages-admin.controller';
-import { PackageReferences } from './package-references';
 import { PackagesService } from './packages.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Package])],
+  imports: [TypeOrmModule.forFeature([Package]), CompanyRelayModule, BillingRecordsModule],
   controllers: [PackagesAdminController],
-  providers: [PackageReferences, PackagesService],
-  exports: [PackageReferences, PackagesService],
+  providers: [PackagesService],
+  exports: [PackagesService],
 })
 export class PackagesModule {}

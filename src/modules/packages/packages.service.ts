@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, QueryFailedError, Repository } from 'typeorm';
 import { ConflictError, NotFoundError } from '../../common/errors/domain-error';
+import { BillingPackageUsage } from '../billings/billing-records';
+import { CompanyPackageUsage } from '../companies/company-package-usage';
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { parseSort } from '../../common/pagination/sort';
 import {
@@ -13,7 +15,6 @@ import {
 } from './dto/package-requests.dto';
 import { AdminPackageDto, PackageDeletedDto, PackageDto } from './dto/package-response.dto';
 import { Package } from './entities/package.entity';
-import { PackageReferences } from './package-references';
 import { containsPattern } from '../../common/search';
 
 const NOT_FOUND = 'Package not found';
@@ -23,7 +24,8 @@ const NAME_TAKEN = 'A package with this name already exists';
 export class PackagesService {
   constructor(
     @InjectRepository(Package) private readonly packages: Repository<Package>,
-    private readonly references: PackageReferences,
+    private readonly companyUsage: CompanyPackageUsage,
+    private readonly billingUsage: BillingPackageUsage,
   ) {}
 
   /** What customers may buy: active and public, cheapest first. */
@@ -63,7 +65,7 @@ export class PackagesService {
       .skip(skipFor(q.page, q.limit))
       .take(q.limit)
       .getManyAndCount();
-    const counts = await this.references.companiesPerPackage(rows.map((p) => p.uuid));
+    const counts = await this.companyUsage.companiesPerPackage(rows.map((p) => p.uuid));
     return toPage(
       rows.map((p) => AdminPackageDto.withCount(p, counts.get(p.uuid) ?? 0)),
       total,
@@ -74,7 +76,7 @@ export class PackagesService {
 
   async get(uuid: string): Promise<AdminPackageDto> {
     const pkg = await this.find(uuid);
-    const counts = await this.references.companiesPerPackage([pkg.uuid]);
+    const counts = await this.companyUsage.companiesPerPackage([pkg.uuid]);
     return AdminPackageDto.withCount(pkg, counts.get(pkg.uuid) ?? 0);
   }
 
@@ -121,7 +123,7 @@ export class PackagesService {
    */
   async remove(uuid: string): Promise<PackageDeletedDto> {
     const pkg = await this.find(uuid);
-    if (!(await this.references.inUse(pkg))) {
+    if (!(await this.inUse(pkg))) {
       try {
         await this.packages.delete({ id: pkg.id });
         return { deleted: true, archived: false };
@@ -155,6 +157,11 @@ export class PackagesService {
       select: { id: true, uuid: true },
     });
     return pkg.uuid;
+  }
+
+  /** True when a company has the package or a billing refers to it. */
+  private async inUse(pkg: Package): Promise<boolean> {
+    return (await this.companyUsage.uses(pkg)) || (await this.billingUsage.uses(pkg));
   }
 
   private async assertNameFree(name: string, exceptId?: number): Promise<void> {
