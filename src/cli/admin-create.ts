@@ -16,7 +16,6 @@ import { Admin } from '../modules/admins/entities/admin.entity';
 import { AuthModule } from '../modules/auth/auth.module';
 import { JobRegistryModule } from '../modules/jobs/job-registry.module';
 import { MailModule } from '../modules/mail/mail.module';
-import { NotificationRecipients } from '../modules/notifications/notification-recipients';
 
 /**
  * `npm run admin:create -- --email a@b.c --role superAdmin [--name "Full Name"]`, the password
@@ -37,8 +36,7 @@ import { NotificationRecipients } from '../modules/notifications/notification-re
     AuthModule,
     TypeOrmModule.forFeature([Admin, AdminRole]),
   ],
-  // AdminsService registers itself as the admins' recipient source; nothing here notifies.
-  providers: [AdminsService, NotificationRecipients],
+  providers: [AdminsService],
 })
 class AdminCliModule {}
 

@@ -1,4 +1,4 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Brackets, EntityManager, Repository } from 'typeorm';
 import { BadRequestError, ConflictError, NotFoundError } from '../../common/errors/domain-error';
@@ -7,11 +7,6 @@ import { parseSort } from '../../common/pagination/sort';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { PasswordService } from '../auth/password.service';
-import {
-  AdminRecipientSource,
-  NotificationRecipients,
-  RecipientRow,
-} from '../notifications/notification-recipients';
 import {
   ADMIN_SORT_FIELDS,
   CreateAdminDto,
@@ -24,31 +19,14 @@ import { AdminRole, AdminRoleName } from './entities/admin-role.entity';
 import { Admin } from './entities/admin.entity';
 
 @Injectable()
-export class AdminsService implements OnModuleInit, AdminRecipientSource {
+export class AdminsService {
   constructor(
     @InjectRepository(Admin) private readonly admins: Repository<Admin>,
     @InjectRepository(AdminRole) private readonly roles: Repository<AdminRole>,
     private readonly transactions: TransactionService,
     private readonly dialect: SqlDialect,
     private readonly passwords: PasswordService,
-    private readonly recipients: NotificationRecipients,
   ) {}
-
-  /** Tells the notifications area who the admins are (it cannot import this area). */
-  onModuleInit(): void {
-    this.recipients.setAdmins(this);
-  }
-
-  /** Active admins whose role is one of `roles`, as notification recipients. */
-  activeWithRoles(roles: readonly AdminRoleName[], em?: EntityManager): Promise<RecipientRow[]> {
-    return (em?.getRepository(Admin) ?? this.admins)
-      .createQueryBuilder('admin')
-      .innerJoin('admin.role', 'role')
-      .select(['admin.id', 'admin.email'])
-      .where('admin.is_active = :active', { active: true })
-      .andWhere('role.name IN (:...roles)', { roles: [...roles] })
-      .getMany();
-  }
 
   async updateMe(admin: Admin, dto: UpdateAdminMeDto): Promise<AdminDto> {
     if (dto.fullName !== undefined) {

@@ -1,8 +1,7 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Between, In, Repository } from 'typeorm';
 import { BadRequestError, NotFoundError } from '../../common/errors/domain-error';
-import { NotificationRecipients } from '../notifications/notification-recipients';
 import { PackagesService } from '../packages/packages.service';
 import { utcDayOf } from '../../common/validation/date-filter';
 import { normalizeAllowedIps } from './allowed-ips';
@@ -27,19 +26,13 @@ const DEFAULT_USAGE_DAYS = 30;
 
 /** The customer side of the company area; the admin side reuses `view` and `resetRelayPassword`. */
 @Injectable()
-export class CompaniesService implements OnModuleInit {
+export class CompaniesService {
   constructor(
     @InjectRepository(Company) private readonly companies: Repository<Company>,
     @InjectRepository(CompanyUsageDay) private readonly usageDays: Repository<CompanyUsageDay>,
     private readonly packages: PackagesService,
-    private readonly recipients: NotificationRecipients,
     private readonly stateEvents: CompanyStateEvents,
   ) {}
-
-  /** Tells the notifications area which companies a broadcast names (it cannot import this area). */
-  onModuleInit(): void {
-    this.recipients.setCompanyLookup((uuids) => this.idsOf(uuids));
-  }
 
   async get(companyId: number): Promise<CompanyDto> {
     return this.view(await this.find(companyId));
@@ -135,11 +128,6 @@ export class CompaniesService implements OnModuleInit {
     const { uuid } = await this.companies.findOneOrFail({ where: { id: companyId }, select: { uuid: true } });
     this.stateEvents.emit({ companyId, companyUuid: uuid, kind: 'allowed_ips' });
     return { ips };
-  }
-
-  /** Id and uuid of the known companies among `uuids` (unknown ones are left out). */
-  idsOf(uuids: string[]): Promise<Array<{ id: number; uuid: string }>> {
-    return this.companies.find({ where: { uuid: In(uuids) }, select: { id: true, uuid: true } });
   }
 
   /** Name and quota use of the companies with these ids, for reports. */

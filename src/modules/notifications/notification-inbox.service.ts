@@ -8,7 +8,9 @@ import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { parseSort } from '../../common/pagination/sort';
 import { TransactionService } from '../../database/transaction.service';
 import type { Admin } from '../admins/entities/admin.entity';
+import { CompanyIdLookup } from '../companies/company-id-lookup';
 import type { User } from '../users/entities/user.entity';
+import { UserRecipientSource } from '../users/user-recipients';
 import {
   BroadcastDto,
   ListNotificationsQueryDto,
@@ -21,7 +23,6 @@ import {
   UnreadCountDto,
 } from './dto/notification-response.dto';
 import { Notification } from './entities/notification.entity';
-import { NotificationRecipients } from './notification-recipients';
 import { NotificationContent, Notifier } from './notifier';
 
 /** Whose notifications a route reads: the calling user or the calling admin. */
@@ -51,7 +52,8 @@ const BROADCAST_BATCH = 500;
 export class NotificationInbox {
   constructor(
     @InjectRepository(Notification) private readonly notifications: Repository<Notification>,
-    private readonly recipients: NotificationRecipients,
+    private readonly users: UserRecipientSource,
+    private readonly companies: CompanyIdLookup,
     private readonly transactions: TransactionService,
     private readonly notifier: Notifier,
   ) {}
@@ -135,7 +137,7 @@ export class NotificationInbox {
     const recipients = await this.transactions.run(async (em) => {
       let written = 0;
       for (let lastId = 0; ;) {
-        const users = await this.recipients.users.activeBatch(
+        const users = await this.users.activeBatch(
           { companyIds, afterId: lastId, limit: BROADCAST_BATCH },
           em,
         );
@@ -157,7 +159,7 @@ export class NotificationInbox {
 
   /** Internal ids of the companies; unknown uuids are a 400 that names them. */
   private async companyIds(uuids: string[]): Promise<number[]> {
-    const found = await this.recipients.companyIds(uuids);
+    const found = await this.companies.idsOf(uuids);
     const known = new Set(found.map((c) => c.uuid));
     const unknown = uuids.filter((u) => !known.has(u));
     if (unknown.length) throw new BadRequestError(`Unknown companies: ${unknown.join(', ')}`);

@@ -4,10 +4,11 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { EntityManager, Repository } from 'typeorm';
 import { chunks } from '../../database/chunks';
 import { TransactionService } from '../../database/transaction.service';
+import { AdminRecipientSource } from '../admins/admin-recipients';
 import type { AdminRoleName } from '../admins/entities/admin-role.entity';
 import { MailService } from '../mail/mail.service';
+import { UserRecipientSource } from '../users/user-recipients';
 import { Notification, NotificationType } from './entities/notification.entity';
-import { NotificationRecipients } from './notification-recipients';
 
 export interface NotificationContent {
   type: NotificationType;
@@ -22,6 +23,12 @@ export interface NotificationContent {
   email?: boolean;
   /** Front-end path for the e-mail's link. */
   link?: string;
+}
+
+/** Who a notification goes to: an internal id (a user's or an admin's) and the e-mail address. */
+export interface RecipientRow {
+  id: number;
+  email: string;
 }
 
 interface Recipient {
@@ -45,7 +52,8 @@ export class Notifier {
 
   constructor(
     @InjectRepository(Notification) private readonly notifications: Repository<Notification>,
-    private readonly recipients: NotificationRecipients,
+    private readonly users: UserRecipientSource,
+    private readonly admins: AdminRecipientSource,
     private readonly transactions: TransactionService,
     private readonly mail: MailService,
   ) {}
@@ -56,7 +64,7 @@ export class Notifier {
     content: NotificationContent,
     em?: EntityManager,
   ): Promise<number> {
-    const users = await this.recipients.users.activeOfCompany(companyId, em);
+    const users = await this.users.activeOfCompany(companyId, em);
     return this.deliver(
       users.map((u) => ({ userId: u.id, email: u.email })),
       content,
@@ -70,7 +78,7 @@ export class Notifier {
     content: NotificationContent,
     em?: EntityManager,
   ): Promise<number> {
-    const owners = await this.recipients.users.activeOwnersOfCompany(companyId, em);
+    const owners = await this.users.activeOwnersOfCompany(companyId, em);
     return this.deliver(
       owners.map((u) => ({ userId: u.id, email: u.email })),
       content,
@@ -84,7 +92,7 @@ export class Notifier {
     content: NotificationContent,
     em?: EntityManager,
   ): Promise<number> {
-    const admins = await this.recipients.admins.activeWithRoles(roles, em);
+    const admins = await this.admins.activeWithRoles(roles, em);
     return this.deliver(
       admins.map((a) => ({ adminId: a.id, email: a.email })),
       content,
@@ -94,7 +102,7 @@ export class Notifier {
 
   async notifyUsers(userIds: number[], content: NotificationContent, em?: EntityManager): Promise<number> {
     if (!userIds.length) return 0;
-    const users = await this.recipients.users.withIds(userIds, em);
+    const users = await this.users.withIds(userIds, em);
     return this.deliver(
       users.map((u) => ({ userId: u.id, email: u.email })),
       content,

@@ -1,15 +1,10 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, In, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { InvalidCredentialsError } from '../../common/errors/domain-error';
 import { CredentialsService } from '../auth/credentials.service';
 import { TokenService } from '../auth/token.service';
 import { MailService } from '../mail/mail.service';
-import {
-  NotificationRecipients,
-  RecipientRow,
-  UserRecipientSource,
-} from '../notifications/notification-recipients';
 import { AcceptInviteDto, InvitationAcceptedDto } from './dto/invitation.dto';
 import { UpdateMeDto } from './dto/user-requests.dto';
 import { EmailVerifiedDto, MeDto, UserDto } from './dto/user-response.dto';
@@ -17,60 +12,14 @@ import { Contact } from './entities/contact.entity';
 import { User } from './entities/user.entity';
 
 @Injectable()
-export class UsersService implements OnModuleInit, UserRecipientSource {
+export class UsersService {
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
     @InjectRepository(Contact) private readonly contacts: Repository<Contact>,
     private readonly tokens: TokenService,
     private readonly credentials: CredentialsService,
     private readonly mail: MailService,
-    private readonly recipients: NotificationRecipients,
   ) {}
-
-  /** Tells the notifications area who the users are (it cannot import this area). */
-  onModuleInit(): void {
-    this.recipients.setUsers(this);
-  }
-
-  /** Active users of the company, as notification recipients. */
-  activeOfCompany(companyId: number, em?: EntityManager): Promise<RecipientRow[]> {
-    return this.repo(em).find({
-      where: { companyId, status: 'active' },
-      select: { id: true, email: true },
-    });
-  }
-
-  /** Active owners of the company, as notification recipients. */
-  activeOwnersOfCompany(companyId: number, em?: EntityManager): Promise<RecipientRow[]> {
-    return this.repo(em).find({
-      where: { companyId, status: 'active', companyRole: 'owner' },
-      select: { id: true, email: true },
-    });
-  }
-
-  /** The users with these ids, whatever their status, as notification recipients. */
-  withIds(ids: number[], em?: EntityManager): Promise<RecipientRow[]> {
-    return this.repo(em).find({ where: { id: In(ids) }, select: { id: true, email: true } });
-  }
-
-  /**
-   * Up to `limit` active users with an id above `afterId`, ascending: of the given companies, or
-   * of every active company when `companyIds` is undefined (a broadcast reads them in batches).
-   */
-  activeBatch(
-    batch: { companyIds?: number[]; afterId: number; limit: number },
-    em?: EntityManager,
-  ): Promise<RecipientRow[]> {
-    const qb = this.repo(em)
-      .createQueryBuilder('user')
-      .select(['user.id', 'user.email'])
-      .where("user.status = 'active'")
-      .andWhere('user.id > :lastId', { lastId: batch.afterId });
-    if (batch.companyIds)
-      qb.andWhere('user.company_id IN (:...companyIds)', { companyIds: batch.companyIds });
-    else qb.innerJoin('user.company', 'company').andWhere("company.status = 'active'");
-    return qb.orderBy('user.id', 'ASC').limit(batch.limit).getMany();
-  }
 
   async verifyEmail(token: string): Promise<EmailVerifiedDto> {
     const claims = this.tokens.verifyVerification(token);
@@ -144,10 +93,6 @@ export class UsersService implements OnModuleInit, UserRecipientSource {
       Object.assign(user.contact, changes);
     }
     return MeDto.from(user);
-  }
-
-  private repo(em?: EntityManager): Repository<User> {
-    return em?.getRepository(User) ?? this.users;
   }
 
   private withRelations() {
