@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
 import { AuthModule } from '../auth/auth.module';
 import { BillingRecordsModule } from '../billings/billing-records.module';
+import { CrmOutboxModule } from '../crm/crm-outbox.module';
 import { DomainsModule } from '../domains/domains.module';
 import { PackagesModule } from '../packages/packages.module';
 import { UsersModule } from '../users/users.module';
@@ -12,7 +13,6 @@ import { CompaniesController } from './companies.controller';
 import { CompaniesService } from './companies.service';
 import { CompanyMailboxSettingsService } from './company-mailbox-settings';
 import { CompanyRegistrationController } from './company-registration.controller';
-import { CompanyRegistrationHooks } from './company-registration-hooks';
 import { CompanyRegistrationService } from './company-registration.service';
 import { CompanyRelayModule } from './company-relay.module';
 import { CompanyStateService } from './company-state.service';
@@ -27,6 +27,7 @@ import { NotificationsModule } from '../notifications/notifications.module';
     TypeOrmModule.forFeature([Company, CompanyUsageDay, CompanyAuditEvent]),
     AuthModule,
     BillingRecordsModule,
+    CrmOutboxModule,
     UsersModule,
     PackagesModule,
     DomainsModule,
@@ -37,19 +38,12 @@ import { NotificationsModule } from '../notifications/notifications.module';
   controllers: [CompanyRegistrationController, CompaniesController, CompaniesAdminController],
   providers: [
     CompanyMailboxSettingsService,
-    CompanyRegistrationHooks,
     CompanyRegistrationService,
     CompanyStateService,
     CompaniesService,
     CompaniesAdminService,
     MembersService,
   ],
-  exports: [
-    CompanyMailboxSettingsService,
-    CompanyRegistrationHooks,
-    CompanyRelayModule,
-    CompanyStateService,
-    CompaniesService,
-  ],
+  exports: [CompanyMailboxSettingsService, CompanyRelayModule, CompanyStateService, CompaniesService],
 })
 export class CompaniesModule {}

@@ -3,12 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { ConflictError } from '../../common/errors/domain-error';
 import { TransactionService } from '../../database/transaction.service';
 import { PasswordService } from '../auth/password.service';
+import { CrmRegistrationQueue } from '../crm/crm-registration-queue';
 import { Notifier } from '../notifications/notifier';
 import { CompanyMembersService } from '../users/company-members.service';
 import { RegisterDto } from '../users/dto/user-requests.dto';
 import { CompanySummaryDto, RegisteredDto, UserDto } from '../users/dto/user-response.dto';
 import { UsersService } from '../users/users.service';
-import { CompanyRegistrationHooks } from './company-registration-hooks';
 import { Company } from './entities/company.entity';
 
 /**
@@ -23,13 +23,12 @@ export class CompanyRegistrationService {
     private readonly members: CompanyMembersService,
     private readonly users: UsersService,
     private readonly notifications: Notifier,
-    private readonly hooks: CompanyRegistrationHooks,
+    private readonly crm: CrmRegistrationQueue,
   ) {}
 
   /**
    * Company, owner user (`pending`), contact, the admins' `company.registered` notifications
-   * and the other areas' registration hooks (the CRM's outbox row) in one transaction; then the
-   * verification e-mail.
+   * and the company's CRM outbox row in one transaction; then the verification e-mail.
    */
   async register(dto: RegisterDto): Promise<RegisteredDto> {
     if (await this.members.emailTaken(dto.email)) {
@@ -61,7 +60,7 @@ export class CompanyRegistrationService {
         },
         em,
       );
-      await this.hooks.run(em, company);
+      await this.crm.queueNewCompany(em, company);
       return Object.assign(created, { company });
     });
     await this.users.sendVerificationMail(owner);

@@ -5,7 +5,6 @@ import { ConflictError, DomainError, ServiceNotConfiguredError } from '../../com
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { CompaniesService } from '../companies/companies.service';
-import { CompanyRegistrationHooks } from '../companies/company-registration-hooks';
 import type { Company } from '../companies/entities/company.entity';
 import { Job } from '../jobs/job.decorator';
 import { CompanyMembersService } from '../users/company-members.service';
@@ -18,6 +17,7 @@ import {
   CrmTokenRefusedError,
 } from './crm.client';
 import { CrmConnectionService, CrmSession } from './crm-connection.service';
+import { CrmRegistrationQueue } from './crm-registration-queue';
 import { CrmOutboxEntry } from './entities/crm-outbox-entry.entity';
 
 /** integrations.md: at most 100 records per upsert call. */
@@ -46,16 +46,14 @@ export class CrmSyncService implements OnModuleInit, OnApplicationShutdown {
     private readonly client: CrmClient,
     private readonly companies: CompaniesService,
     private readonly members: CompanyMembersService,
-    private readonly registrationHooks: CompanyRegistrationHooks,
+    private readonly registrationQueue: CrmRegistrationQueue,
     private readonly transactions: TransactionService,
     private readonly dialect: SqlDialect,
   ) {}
 
+  /** A company queued at sign-up is sent as soon as its registration commits. */
   onModuleInit(): void {
-    this.registrationHooks.add(async (em, company) => {
-      await em.insert(CrmOutboxEntry, { companyId: company.id, nextAttemptAt: new Date() });
-      this.transactions.afterCommit(em, () => this.syncSoon());
-    });
+    this.registrationQueue.onQueued(() => this.syncSoon());
   }
 
   /** The `crm-sync` job: what is due in the outbox, then the expired OAuth states; how many changed. */

@@ -5,6 +5,7 @@ import { UsersModule } from '../users/users.module';
 import { CrmAdminController } from './crm-admin.controller';
 import { CrmClient } from './crm.client';
 import { CrmConnectionService } from './crm-connection.service';
+import { CrmOutboxModule } from './crm-outbox.module';
 import { CrmController } from './crm.controller';
 import { CrmSyncService } from './crm-sync.service';
 import { CrmConnection } from './entities/crm-connection.entity';
@@ -17,6 +18,7 @@ import { CrmOutboxEntry } from './entities/crm-outbox-entry.entity';
     TypeOrmModule.forFeature([CrmConnection, CrmOAuthState, CrmOutboxEntry]),
     CompaniesModule,
     UsersModule,
+    CrmOutboxModule,
   ],
   controllers: [CrmController, CrmAdminController],
   providers: [CrmClient, CrmConnectionService, CrmSyncService],
