@@ -3,6 +3,16 @@ import eslint from '@eslint/js';
 import prettierRecommended from 'eslint-plugin-prettier/recommended';
 import tseslint from 'typescript-eslint';
 
+/** A transaction begun outside src/database/ (see the rule's block below). */
+const TRANSACTIONS_THROUGH_THE_HELPER = [
+  {
+    selector:
+      'CallExpression > MemberExpression.callee > Identifier.property[name=/^(transaction|createQueryRunner|startTransaction)$/]',
+    message:
+      'Transactions go through TransactionService.run: on SQLite it keeps them to themselves on the shared connection.',
+  },
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -56,14 +66,28 @@ export default tseslint.config(
     },
   },
   {
+    // Every transaction goes through TransactionService.run (src/database/): on SQLite it keeps
+    // the transaction to itself on the one shared connection (SqliteTransactionGate), and a
+    // transaction begun elsewhere would let other requests' statements into it.
+    files: ['src/**/*.ts'],
+    ignores: ['src/database/**', '**/*.spec.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...TRANSACTIONS_THROUGH_THE_HELPER] },
+  },
+  {
     // Who sent a message is decided in one place (src/modules/attribution, integrations.md "Who
     // sent it"): nothing else looks a company up by relay username, client address or sender
     // domain, and nothing else normalises domains its own way.
     files: ['src/**/*.ts'],
-    ignores: ['src/modules/attribution/**', 'src/modules/domains/domain-name.ts', '**/*.spec.ts'],
+    ignores: [
+      'src/modules/attribution/**',
+      'src/modules/domains/domain-name.ts',
+      'src/database/**',
+      '**/*.spec.ts',
+    ],
     rules: {
       'no-restricted-syntax': [
         'error',
+        ...TRANSACTIONS_THROUGH_THE_HELPER,
         {
           selector:
             'CallExpression > MemberExpression.callee > Identifier.property[name=/^(verifiedDomainOwner|byRelayUsername|withAllowedIps|companiesHolding)$/]',

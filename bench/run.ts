@@ -65,7 +65,7 @@ import {
   measureDeliverability,
 } from './lib/deliverability';
 import { EVENT_LOOP_RESOLUTION_MS } from '../src/common/runtime/event-loop-report';
-import { measureHeavyRequests, QUEUE_BATCHES, ServiceWatch } from './lib/event-loop';
+import { ANALYZE_PHASE, measureHeavyRequests, QUEUE_BATCHES, ServiceWatch } from './lib/event-loop';
 import {
   BATCH_TIMEOUT_MS,
   BUDGET_FLEET_BATCH_P99_MS,
@@ -94,7 +94,6 @@ import {
   measureEmails,
 } from './lib/emails';
 import {
-  ANALYZE_PHASE,
   BUDGET_DELIVERIES_PER_SECOND,
   measureWebhooks,
   PACE_SHARE,

@@ -153,3 +153,46 @@ describe('lint: one attribution rule', () => {
     expect(errors.inAttribution).toEqual([]);
   });
 });
+
+/** Transactions are begun by TransactionService.run alone (eslint.config.mjs). */
+describe('lint: transactions through the helper', () => {
+  const cases = {
+    dataSourceTransaction: {
+      file: 'src/modules/packages/packages.service.ts',
+      code: "import type { DataSource } from 'typeorm';\nexport const f = (d: DataSource) => d.transaction(() => Promise.resolve());\n",
+    },
+    byHand: {
+      file: 'src/modules/delivery/delivery-records.service.ts',
+      code: "import type { DataSource } from 'typeorm';\nexport const f = async (d: DataSource) => d.createQueryRunner().startTransaction();\n",
+    },
+    inAttribution: {
+      file: 'src/modules/attribution/company-attribution.service.ts',
+      code: "import type { EntityManager } from 'typeorm';\nexport const f = (m: EntityManager) => m.transaction(() => Promise.resolve());\n",
+    },
+    inDatabase: {
+      file: 'src/database/transaction.service.ts',
+      code: "import type { DataSource } from 'typeorm';\nexport const f = (d: DataSource) => d.transaction(() => Promise.resolve());\n",
+    },
+  } satisfies Record<string, LintCase>;
+  const names = Object.keys(cases) as Array<keyof typeof cases>;
+  const errors = {} as Record<keyof typeof cases, string[]>;
+
+  beforeAll(() => {
+    const results = lintAs(
+      names.map((n) => cases[n]),
+      'no-restricted-syntax',
+    );
+    names.forEach((n, i) => (errors[n] = results[i]));
+  }, 120_000);
+
+  it('refuses a transaction begun outside src/database, by a data source, a manager or a query runner', () => {
+    const refusal = expect.stringContaining('Transactions go through TransactionService.run');
+    expect(errors.dataSourceTransaction).toEqual([refusal]);
+    expect(errors.byHand).toEqual([refusal, refusal]);
+    expect(errors.inAttribution).toEqual([refusal]);
+  });
+
+  it('lets src/database begin them', () => {
+    expect(errors.inDatabase).toEqual([]);
+  });
+});

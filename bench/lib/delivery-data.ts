@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { CleanStatus } from '../../src/modules/log-index/clean-record';
 import type { BenchDatabase } from './database';
-import type { ServiceWatch } from './event-loop';
+import { analyze, type ServiceWatch } from './event-loop';
 import { SeededDeliverability } from './seed-deliverability';
 import { residentBytes, RssSampler, RunningService } from './service';
 
@@ -137,8 +137,8 @@ export async function measureDeliveryData(
   // rows, and they are analysed as autovacuum would.
   await forSeconds(1, 2, postBatch);
   for (let i = 0; i < 3; i++) await postEvents();
-  await db.execute([{ sql: 'ANALYZE', params: [] }]);
   await watch.mark('delivery data warm-up');
+  await analyze(db, watch);
   const ingest = await forSeconds(o.seconds, 2, postBatch);
   await watch.mark('log ingest');
   const events = await forSeconds(o.seconds, 2, postEvents);

@@ -1,3 +1,4 @@
+import type { BenchDatabase } from './database';
 import autocannon from 'autocannon';
 import { performance } from 'node:perf_hooks';
 import type { EventLoopDelayReport } from '../../src/common/runtime/event-loop-report';
@@ -18,6 +19,19 @@ export interface PhaseReading extends EventLoopDelayReport {
   during: string;
   /** Highest VmRSS sampled every 100 ms during the phase (null without /proc). */
   rssPeakMb: number | null;
+}
+
+/**
+ * The phase in which the bench analyses the database, as autovacuum would a running relay's: on
+ * SQLite its ANALYZE holds the write lock from another connection, and a write of the service
+ * waits for it (synchronously, busy_timeout). The bench's work, not the service's: an idle phase.
+ */
+export const ANALYZE_PHASE = 'ANALYZE (the bench works on the database, the service idles)';
+
+/** ANALYZE, then the phase marked as ANALYZE_PHASE. */
+export async function analyze(db: Pick<BenchDatabase, 'execute'>, watch: ServiceWatch): Promise<void> {
+  await db.execute([{ sql: 'ANALYZE', params: [] }]);
+  await watch.mark(ANALYZE_PHASE);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { BenchDatabase } from './database';
-import type { ServiceWatch } from './event-loop';
+import { analyze, type ServiceWatch } from './event-loop';
 import { cpuMicros, RssSampler, RunningService } from './service';
 
 /** quality.md's fleet rows: 50 Postfix hosts shipping at once. */
@@ -214,8 +214,8 @@ export async function measureFleet(
     await run(o.warmupS / 2, '/callback/mail-provider', provider, () => eventsBatch());
     // As in measureDeliveryData: a running relay's tables have the statistics autovacuum's
     // analyse gives them within a minute of their first rows; these are seconds old.
-    await o.db.execute([{ sql: 'ANALYZE', params: [] }]);
-    await watch.mark('fleet warm-up (ingest, provider events, ANALYZE)');
+    await watch.mark('fleet warm-up (ingest, provider events)');
+    await analyze(o.db, watch);
     const ingest = await run(o.seconds, '/api/v1/callback-raw-log', shipper, ingestBatch);
     await watch.mark(`log ingest, ${FLEET_CONNECTIONS} hosts at once`);
     const events = await run(o.seconds, '/callback/mail-provider', provider, () => eventsBatch());

@@ -1,7 +1,7 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import type { BenchDatabase } from './database';
-import type { ServiceWatch } from './event-loop';
+import { analyze, type ServiceWatch } from './event-loop';
 import { call, cpuMicros, RunningService, sleep } from './service';
 
 /** quality.md: 50 endpoints. */
@@ -26,12 +26,6 @@ export const SLOW_ANSWER_MS = 10_000;
 const SAMPLE_EVERY = 50;
 /** A run is given up (and fails) when no delivery it waits for arrived for this long. */
 const STALL_MS = 30_000;
-/**
- * The phase in which the bench analyses the database after the warm-up: on SQLite its ANALYZE
- * holds the write lock, and a write of the service waits for it (synchronously, busy_timeout).
- */
-export const ANALYZE_PHASE =
-  'ANALYZE after the webhook warm-up (the bench works on the database, the service idles)';
 
 /** One first attempt, as the receiver read it. */
 interface Arrival {
@@ -173,8 +167,7 @@ export async function measureWebhooks(
     const warmup = await run(WARMUP_BATCHES, null);
     if (warmup.result.stalled) throw new Error(`event webhooks warm-up: ${warmup.result.stalled}`);
     await watch.mark('event webhooks warm-up');
-    await db.execute([{ sql: 'ANALYZE', params: [] }]);
-    await watch.mark(ANALYZE_PHASE);
+    await analyze(db, watch);
 
     console.log(
       `event webhooks: ${SATURATED_EVENTS.toLocaleString('en-US')} events as fast as ${POSTERS} posters send…`,

@@ -255,7 +255,7 @@ export class ChangeNotices implements OnApplicationShutdown {
   private write(): void {
     const gate = this.runtime.sqliteGate;
     if (gate?.mustWait()) {
-      this.writing = gate.untilNoOpenTransaction().then(() => {
+      this.writing = gate.whenNoOpenTransaction(() => {
         this.writing = undefined;
         this.write();
       });

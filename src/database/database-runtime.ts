@@ -69,6 +69,13 @@ export abstract class DatabaseRuntime {
     forms: BatchedQueryForms<Params, Result>,
   ): (params: Params) => Promise<Result>;
 
+  /**
+   * Runs `begin`, which begins a transaction on the data source, when this engine lets it begin:
+   * at once on PostgreSQL (each transaction has a pooled connection of its own), in its turn on
+   * SQLite (SqliteTransactionGate).
+   */
+  abstract transaction<T>(begin: () => Promise<T>): Promise<T>;
+
   /** A date as a parameter of a HotRead: what the driver binds. */
   abstract sqlDate(date: Date): Date | string;
 

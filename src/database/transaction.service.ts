@@ -115,19 +115,21 @@ export class TransactionService implements BeforeApplicationShutdown {
     let result: T;
     try {
       result = await this.current.run(tx, () =>
-        this.dataSource.transaction(async (manager) => {
-          // SQLite hands every transaction, nested ones included, the one shared runner's manager.
-          const enclosing = this.byManager.get(manager);
-          this.byManager.set(manager, tx);
-          try {
-            const done = await work(manager, scope);
-            // Registered work may register more: all of it runs before the commit.
-            for (let next = tx.finishing.shift(); next; next = tx.finishing.shift()) await next();
-            return done;
-          } finally {
-            if (enclosing?.state === 'open') this.byManager.set(manager, enclosing);
-          }
-        }),
+        this.runtime.transaction(() =>
+          this.dataSource.transaction(async (manager) => {
+            // SQLite hands every transaction, nested ones included, the one shared runner's manager.
+            const enclosing = this.byManager.get(manager);
+            this.byManager.set(manager, tx);
+            try {
+              const done = await work(manager, scope);
+              // Registered work may register more: all of it runs before the commit.
+              for (let next = tx.finishing.shift(); next; next = tx.finishing.shift()) await next();
+              return done;
+            } finally {
+              if (enclosing?.state === 'open') this.byManager.set(manager, enclosing);
+            }
+          }),
+        ),
       );
     } catch (e) {
       tx.state = 'rolled_back';

@@ -46,6 +46,10 @@ export class PostgresRuntime extends DatabaseRuntime {
     return (params) => query.run(params);
   }
 
+  transaction<T>(begin: () => Promise<T>): Promise<T> {
+    return begin();
+  }
+
   sqlDate(date: Date): Date {
     return date;
   }

@@ -63,6 +63,10 @@ export class SqliteRuntime extends DatabaseRuntime {
     return (params) => forms.each(params);
   }
 
+  transaction<T>(begin: () => Promise<T>): Promise<T> {
+    return this.sqliteGate.transaction(begin);
+  }
+
   /** The text TypeORM stores (UTC `YYYY-MM-DD HH:MM:SS.SSS`), by TypeORM's own formatter. */
   sqlDate(date: Date): string {
     return DateUtils.mixedDateToUtcDatetimeString(date) as string;
@@ -137,11 +141,11 @@ export class SqliteHotRead implements HotRead {
     if (gate.mustWait()) {
       const reader = this.runtime.committedReader();
       if (reader) return (this.committedStatement ??= reader.prepare(this.sql).raw(true)).all(...values);
-      // Checked again after the wait, and the read made at once: no transaction can begin in between.
-      while (gate.mustWait()) await gate.untilNoOpenTransaction();
     }
-    const connection = (this.dataSource.driver as unknown as { databaseConnection: SqliteConnection })
-      .databaseConnection;
-    return (this.statement ??= connection.prepare(this.sql).raw(true)).all(...values);
+    return gate.whenNoOpenTransaction(() => {
+      const connection = (this.dataSource.driver as unknown as { databaseConnection: SqliteConnection })
+        .databaseConnection;
+      return (this.statement ??= connection.prepare(this.sql).raw(true)).all(...values);
+    });
   }
 }

@@ -1,7 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { DataSource, QueryRunner } from 'typeorm';
-import { eventLoopSlice, LoopSlice } from '../../common/runtime/loop-slice';
+import type { DataSource, EntitySubscriberInterface, TransactionCommitEvent } from 'typeorm';
+import type { BeforeQueryEvent } from 'typeorm/subscriber/event/QueryEvent';
+
+/** What waits at the gate, in the order it came: a transaction to begin, or an outside statement. */
+interface Waiting {
+  kind: 'transaction' | 'statement';
+  go: () => void;
+}
+
+/** The owner of a transaction TypeORM began by itself (a `save()` outside TransactionService.run). */
+const UNSCOPED = Symbol('TypeORM’s own transaction');
 
 /**
  * Keeps SQLite transactions to themselves. TypeORM gives SQLite one connection, shared by every
@@ -9,66 +17,51 @@ import { eventLoopSlice, LoopSlice } from '../../common/runtime/loop-slice';
  * runs inside A's transaction: B's write is lost if A rolls back, and B reads what A has not
  * committed. PostgreSQL does not need it: each transaction has its own pooled connection.
  *
- * A transaction runs in an async scope of its own (AsyncLocalStorage). While one is open, a
- * statement from outside that scope waits until it ends; a transaction starts only once no
- * statement from outside is half-way through TypeORM's query path. Statements inside the scope
- * (through the transaction's manager or not) pass, and a transaction begun inside one nests
- * (TypeORM uses a savepoint). Outside a transaction nothing waits for the gate.
+ * One plain FIFO of transactions and outside statements. A transaction (`transaction(work)`, which
+ * TransactionService.run goes through) runs in an async scope of its own (AsyncLocalStorage) and
+ * begins once nothing is open or in flight and everything queued before it has gone; while it is
+ * open, statements from outside its scope wait, in the order they came, with the transactions
+ * queued behind it. Statements inside the scope pass, and a transaction begun inside one nests
+ * (TypeORM uses a savepoint). Outside a transaction nothing waits.
  *
- * better-sqlite3 answers synchronously, and awaiting its settled results yields only to
- * microtasks: a log batch of a thousand lines ran as one block of several hundred milliseconds,
- * and the 40 statements that waited for a commit ran as another. So every statement, inside a
- * transaction or not, first takes its place in the event loop's slice (LoopSlice): once the
- * work of this turn has run its slice, the statement waits for the next turn. Outside statements
- * still wait for the commit (they must not read what it has not committed).
- *
- * `dataSource.transaction()` and `manager.transaction()` (and so TransactionService) open a
- * scope. TypeORM's own per-save() transactions cannot be told apart from the statements of
- * other requests, so they run as single autocommitted statements (each one atomic; no entity
- * here cascades), as does a transaction begun by hand on a query runner: work that must be
- * atomic goes through `transaction()`.
+ * Only TypeORM's public API: the gate is a subscriber of the data source (`beforeQuery`, whose
+ * promise TypeORM awaits before the statement, `afterQuery`, and the transaction events). A
+ * transaction TypeORM begins by itself outside any scope (a repository's `save()` of several
+ * rows) cannot be told apart from other requests' statements: it begins at once when nothing is
+ * open and holds the transactions queued behind it until it ends. Work that must be atomic goes
+ * through TransactionService.run, and ESLint refuses a transaction begun by hand.
  */
-export class SqliteTransactionGate {
+export class SqliteTransactionGate implements EntitySubscriberInterface {
   private readonly scope = new AsyncLocalStorage<symbol>();
   private owner: symbol | undefined;
-  /** Transactions waiting to start: new outside statements wait behind them. */
-  private waitingTransactions = 0;
-  /** Outside statements between the gate and the end of their query. */
+  private readonly queue: Waiting[] = [];
+  /** Outside statements let in whose query has not ended yet. */
   private statementsInFlight = 0;
-  private wakers: Array<() => void> = [];
-  /** Outside save()s whose transaction was turned into autocommitted statements. */
-  private skippedTransactions = 0;
-  private readonly gated = new WeakSet<QueryRunner>();
+  /** Reads waiting for the open transaction to end and nothing more (see `whenNoOpenTransaction`). */
+  private openEnded: Array<() => void> = [];
 
-  constructor(private readonly slice: LoopSlice = eventLoopSlice) {}
+  /** Makes the gate one of the data source's subscribers. */
+  install(dataSource: DataSource): void {
+    dataSource.subscribers.push(this);
+  }
 
-  /** Runs `work` as one transaction, after any other transaction and outside statement in flight. */
+  /** Runs `work` as one transaction, after the transactions and outside statements queued before it. */
   async transaction<T>(work: () => Promise<T>): Promise<T> {
     if (this.insideTransaction()) return work();
-    this.waitingTransactions++;
-    try {
-      while (this.owner !== undefined || this.statementsInFlight > 0) {
-        await this.nextChange();
-        // A turn of the event loop between one transaction and the next: queued transactions (40
-        // log batches of one queue) would otherwise run back to back as one chain of microtasks.
-        await nextTurn();
-      }
-    } finally {
-      this.waitingTransactions--;
-    }
     const token = Symbol('transaction');
-    this.owner = token;
+    if (this.owner === undefined && this.queue.length === 0 && this.statementsInFlight === 0)
+      this.owner = token;
+    else await this.wait('transaction', () => (this.owner = token));
     try {
       return await this.scope.run(token, work);
     } finally {
-      this.owner = undefined;
-      this.wake();
+      this.ended();
     }
   }
 
   /** Statements and transactions waiting here right now (tests wait for them to have queued). */
   get waiting(): number {
-    return this.wakers.length;
+    return this.queue.length + this.openEnded.length;
   }
 
   /** True when a statement made now would run inside another scope's open transaction. */
@@ -77,90 +70,93 @@ export class SqliteTransactionGate {
   }
 
   /**
-   * For a statement run synchronously on the driver the moment it is let in (a prepared read, a
-   * change notice): resolves once no other scope's transaction is open. It does not queue behind
-   * transactions waiting to start, as `admit` does: it cannot be caught half-way by one, and a
-   * relay decision's read would otherwise wait for every queued log batch (40: ~550 ms).
+   * Runs `read`, a statement made synchronously on the driver (a hot read, a change notice), now
+   * or the moment the open transaction of another scope ends, before the next one begins. It does
+   * not queue behind the transactions waiting to begin, as an outside statement through TypeORM
+   * does: it cannot be caught half-way by one, and a relay decision's read would otherwise wait
+   * for every queued log batch.
    */
-  async untilNoOpenTransaction(): Promise<void> {
-    while (this.mustWait()) await this.nextChange();
+  whenNoOpenTransaction<T>(read: () => T): Promise<T> {
+    if (!this.mustWait()) return Promise.resolve().then(read);
+    return new Promise((resolve, reject) =>
+      this.openEnded.push(() => {
+        try {
+          resolve(read());
+        } catch (e: unknown) {
+          reject(e instanceof Error ? e : new Error(String(e)));
+        }
+      }),
+    );
   }
 
-  /** Resolves once a statement from here may run (at once when none must wait). */
-  async admit(): Promise<void> {
-    while (this.mustWait() || (this.waitingTransactions > 0 && !this.insideTransaction())) {
-      await this.nextChange();
-    }
-  }
-
-  /** Puts the data source's transactions and its (shared, re-created on reconnect) query runner behind the gate. */
-  install(dataSource: DataSource): void {
-    const driver = dataSource.driver as unknown as { createQueryRunner(mode: string): QueryRunner };
-    const createQueryRunner = driver.createQueryRunner.bind(driver);
-    driver.createQueryRunner = (mode) => this.gate(createQueryRunner(mode));
-    const manager = dataSource.manager;
-    const transaction = manager.transaction.bind(manager) as (...args: unknown[]) => Promise<unknown>;
-    manager.transaction = (...args: unknown[]) => this.transaction(() => transaction(...args));
-  }
-
-  /** Routes a query runner's statements and transactions through the gate. */
-  gate(runner: QueryRunner): QueryRunner {
-    if (this.gated.has(runner)) return runner;
-    this.gated.add(runner);
-    const query = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;
-    const start = runner.startTransaction.bind(runner);
-    const commit = runner.commitTransaction.bind(runner);
-    const rollback = runner.rollbackTransaction.bind(runner);
-
-    runner.query = (async (...args: unknown[]) => {
-      if (this.insideTransaction()) {
-        await this.slice.take();
-        return query(...args);
-      }
-      await this.admitInSlice();
+  /** TypeORM: before every statement through the query runner; a promise returned is awaited. */
+  beforeQuery(_event: BeforeQueryEvent): Promise<void> | void {
+    if (this.insideTransaction()) return;
+    if (this.owner === UNSCOPED || (this.owner === undefined && this.queue.length === 0)) {
       this.statementsInFlight++;
-      try {
-        return await query(...args);
-      } finally {
-        this.statementsInFlight--;
-        if (this.statementsInFlight === 0) this.wake();
-      }
-    }) as QueryRunner['query'];
-    runner.startTransaction = async (isolationLevel) => {
-      if (this.insideTransaction()) return start(isolationLevel);
-      this.skippedTransactions++;
-    };
-    runner.commitTransaction = async () => {
-      if (this.insideTransaction() || this.skippedTransactions === 0) return commit();
-      this.skippedTransactions--;
-    };
-    runner.rollbackTransaction = async () => {
-      if (this.insideTransaction() || this.skippedTransactions === 0) return rollback();
-      this.skippedTransactions--;
-    };
-    return runner;
+      return;
+    }
+    return this.wait('statement', () => this.statementsInFlight++);
   }
 
-  /** `admit`, in a turn whose slice is not spent (after a turn, a transaction may have begun: admitted again). */
-  private async admitInSlice(): Promise<void> {
-    for (;;) {
-      await this.admit();
-      if (this.slice.enter()) return;
-      await nextTurn();
+  /** TypeORM: after every statement (failed or not) through the query runner. */
+  afterQuery(): void {
+    if (this.insideTransaction() || this.statementsInFlight === 0) return;
+    if (--this.statementsInFlight === 0) this.next();
+  }
+
+  /**
+   * TypeORM: a transaction begins. One begun outside any scope (TypeORM's own, around a `save()`)
+   * owns the connection at once until it ends: TypeORM has marked the shared runner's
+   * transaction active already, so it cannot wait for its turn.
+   */
+  beforeTransactionStart(): void {
+    if (this.owner === undefined && !this.insideTransaction()) this.owner = UNSCOPED;
+  }
+
+  afterTransactionCommit(event: TransactionCommitEvent): void {
+    this.unscopedEnded(event);
+  }
+
+  afterTransactionRollback(event: TransactionCommitEvent): void {
+    this.unscopedEnded(event);
+  }
+
+  private unscopedEnded(event: TransactionCommitEvent): void {
+    if (this.owner === UNSCOPED && !event.queryRunner.isTransactionActive) this.ended();
+  }
+
+  /** The open transaction has ended: the reads waiting for that alone, then what is next in line. */
+  private ended(): void {
+    this.owner = undefined;
+    for (const read of this.openEnded.splice(0)) read();
+    this.next();
+  }
+
+  private wait(kind: Waiting['kind'], admitted: () => void): Promise<void> {
+    return new Promise((resolve) =>
+      this.queue.push({
+        kind,
+        go: () => {
+          admitted();
+          resolve();
+        },
+      }),
+    );
+  }
+
+  /** Lets in what is next in line: the outside statements up to the next transaction, or that transaction once they have run. */
+  private next(): void {
+    while (this.owner === undefined && this.queue.length > 0) {
+      const head = this.queue[0];
+      if (head.kind === 'transaction' && this.statementsInFlight > 0) return;
+      this.queue.shift();
+      head.go();
+      if (head.kind === 'transaction') return;
     }
   }
 
   private insideTransaction(): boolean {
     return this.owner !== undefined && this.scope.getStore() === this.owner;
-  }
-
-  private nextChange(): Promise<void> {
-    return new Promise((resolve) => this.wakers.push(resolve));
-  }
-
-  private wake(): void {
-    const wakers = this.wakers;
-    this.wakers = [];
-    for (const wake of wakers) wake();
   }
 }
