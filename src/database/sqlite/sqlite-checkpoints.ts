@@ -1,40 +1,18 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DataSource } from 'typeorm';
+import type { CheckpointFailure, CheckpointWorkerData } from './checkpoint-worker';
 
 /** How often the worker copies the write-ahead log into the database file. */
 export const CHECKPOINT_EVERY_MS = 1_000;
 /** How long shutdown waits for the worker's last checkpoint. */
 const STOP_MS = 5_000;
-
-/**
- * The worker's program: its own connection to the file, a PASSIVE checkpoint every `everyMs`
- * (it copies what it can without waiting for readers or the writer), closed on 'stop'.
- */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.file, { fileMustExist: true });
-db.pragma('busy_timeout = 1000');
-let failing = false;
-const checkpoint = () => {
-  try {
-    db.pragma('wal_checkpoint(PASSIVE)');
-    failing = false;
-  } catch (error) {
-    if (!failing) parentPort.postMessage({ failed: String(error && error.message) });
-    failing = true;
-  }
-};
-const timer = setInterval(checkpoint, workerData.everyMs);
-parentPort.on('message', (message) => {
-  if (message !== 'stop') return;
-  clearInterval(timer);
-  checkpoint();
-  db.close();
-  parentPort.close();
-});
-`;
+/** The worker's file: compiled beside this one in dist/, the TypeScript source when run from src/. */
+const WORKER_FILE = [join(__dirname, 'checkpoint-worker.js'), join(__dirname, 'checkpoint-worker.ts')].find(
+  existsSync,
+)!;
 
 /**
  * Checkpoints of the embedded database's write-ahead log in a worker thread. SQLite otherwise
@@ -55,16 +33,13 @@ export class SqliteCheckpoints implements OnApplicationBootstrap, OnApplicationS
     const options = this.dataSource.options;
     if (options.type !== 'better-sqlite3' || !this.dataSource.isInitialized) return;
     if (options.database === ':memory:') return;
-    this.worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: {
-        driver: require.resolve('better-sqlite3'),
-        file: options.database,
-        everyMs: CHECKPOINT_EVERY_MS,
-      },
+    this.worker = new Worker(WORKER_FILE, {
+      // From the sources (the tests), the worker is TypeScript: ts-node compiles it.
+      execArgv: WORKER_FILE.endsWith('.ts') ? ['--require', 'ts-node/register/transpile-only'] : [],
+      workerData: { file: options.database, everyMs: CHECKPOINT_EVERY_MS } satisfies CheckpointWorkerData,
     });
     this.worker.unref();
-    this.worker.on('message', (message: { failed?: string }) => {
+    this.worker.on('message', (message: CheckpointFailure) => {
       if (message.failed) this.logger.warn({ reason: message.failed }, 'WAL checkpoint failed; will retry');
     });
     this.worker.on('error', (error) => this.logger.error({ err: error }, 'WAL checkpoint worker stopped'));
