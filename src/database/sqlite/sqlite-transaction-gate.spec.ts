@@ -99,6 +99,23 @@ describe('SqliteTransactionGate', () => {
     expect(order).toEqual(['outside 1', 'second', 'outside 2']);
   });
 
+  it('lets the event loop turn between a transaction and the next one queued behind it', async () => {
+    const order: string[] = [];
+    const first = heldTransaction(1, 'first');
+    await first.open;
+    const second = gate.transaction(() =>
+      dataSource.transaction(async (em) => {
+        await em.query("INSERT INTO probe (id, label) VALUES (2, 'second')");
+        order.push('second');
+      }),
+    );
+    // Other work, due at the next turn of the event loop: the first transaction commits before it.
+    setImmediate(() => order.push('other work'));
+    first.release();
+    await Promise.all([first.done, second]);
+    expect(order).toEqual(['other work', 'second']);
+  });
+
   it('lets a synchronous read in when the open transaction ends, ahead of the transactions queued behind it', async () => {
     const order: string[] = [];
     const first = heldTransaction(1, 'first');

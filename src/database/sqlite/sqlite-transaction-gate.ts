@@ -22,7 +22,8 @@ const UNSCOPED = Symbol('TypeORM’s own transaction');
  * begins once nothing is open or in flight and everything queued before it has gone; while it is
  * open, statements from outside its scope wait, in the order they came, with the transactions
  * queued behind it. Statements inside the scope pass, and a transaction begun inside one nests
- * (TypeORM uses a savepoint). Outside a transaction nothing waits.
+ * (TypeORM uses a savepoint). Outside a transaction nothing waits. Nothing pauses inside a
+ * transaction; between two, the event loop turns.
  *
  * Only TypeORM's public API: the gate is a subscriber of the data source (`beforeQuery`, whose
  * promise TypeORM awaits before the statement, `afterQuery`, and the transaction events). A
@@ -37,6 +38,8 @@ export class SqliteTransactionGate implements EntitySubscriberInterface {
   private readonly queue: Waiting[] = [];
   /** Outside statements let in whose query has not ended yet. */
   private statementsInFlight = 0;
+  /** The next transaction in line begins at the next turn of the event loop (see `next`). */
+  private handingOver = false;
   /** Reads waiting for the open transaction to end and nothing more (see `whenNoOpenTransaction`). */
   private openEnded: Array<() => void> = [];
 
@@ -145,14 +148,29 @@ export class SqliteTransactionGate implements EntitySubscriberInterface {
     );
   }
 
-  /** Lets in what is next in line: the outside statements up to the next transaction, or that transaction once they have run. */
+  /**
+   * Lets in what is next in line: the outside statements up to the next transaction, or that
+   * transaction once they have run, in the next turn of the event loop. better-sqlite3 answers
+   * synchronously, so a transaction handed the connection at once would begin in the same chain of
+   * microtasks as the one before it: 40 queued log batches ran as one block of the event loop
+   * (300–380 ms measured), where each alone is a few tens of milliseconds.
+   */
   private next(): void {
-    while (this.owner === undefined && this.queue.length > 0) {
+    while (this.owner === undefined && this.queue.length > 0 && !this.handingOver) {
       const head = this.queue[0];
-      if (head.kind === 'transaction' && this.statementsInFlight > 0) return;
-      this.queue.shift();
-      head.go();
-      if (head.kind === 'transaction') return;
+      if (head.kind === 'statement') {
+        this.queue.shift();
+        head.go();
+        continue;
+      }
+      if (this.statementsInFlight > 0) return;
+      this.handingOver = true;
+      setImmediate(() => {
+        this.handingOver = false;
+        if (this.owner === undefined && this.statementsInFlight === 0) this.queue.shift()!.go();
+        else this.next();
+      });
+      return;
     }
   }
 
