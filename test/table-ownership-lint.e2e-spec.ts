@@ -35,6 +35,20 @@ function lintAs(cases: LintCase[], ruleId = '@typescript-eslint/no-restricted-im
   return JSON.parse(run.stdout) as string[][];
 }
 
+/** Lints every case once, before the tests of the describe it is called in: the messages of `ruleId` by case. */
+function lintedBeforeAll<K extends string>(cases: Record<K, LintCase>, ruleId?: string): Record<K, string[]> {
+  const errors = {} as Record<K, string[]>;
+  beforeAll(() => {
+    const names = Object.keys(cases) as K[];
+    const results = lintAs(
+      names.map((n) => cases[n]),
+      ruleId,
+    );
+    names.forEach((n, i) => (errors[n] = results[i]));
+  }, 120_000);
+  return errors;
+}
+
 /** One owner per table (eslint.config.mjs): the rule refuses what it should and lets the rest through. */
 describe('lint: another area’s entities and repositories', () => {
   const service = 'src/modules/companies/companies.service.ts';
@@ -75,13 +89,7 @@ describe('lint: another area’s entities and repositories', () => {
       code: "import { Company } from '../../companies/entities/company.entity';\nexport const c = Company;\n",
     },
   } satisfies Record<string, LintCase>;
-  const names = Object.keys(cases) as Array<keyof typeof cases>;
-  const errors = {} as Record<keyof typeof cases, string[]>;
-
-  beforeAll(() => {
-    const results = lintAs(names.map((n) => cases[n]));
-    names.forEach((n, i) => (errors[n] = results[i]));
-  }, 120_000);
+  const errors = lintedBeforeAll(cases);
 
   it('refuses a value import of another area’s entity in a service', () => {
     expect(errors.entityInService).toEqual([
@@ -132,16 +140,7 @@ describe('lint: one attribution rule', () => {
       code: 'export const f = (d: { verifiedDomainOwner(n: string): unknown }) => d.verifiedDomainOwner("a.test");\n',
     },
   } satisfies Record<string, LintCase>;
-  const names = Object.keys(cases) as Array<keyof typeof cases>;
-  const errors = {} as Record<keyof typeof cases, string[]>;
-
-  beforeAll(() => {
-    const results = lintAs(
-      names.map((n) => cases[n]),
-      'no-restricted-syntax',
-    );
-    names.forEach((n, i) => (errors[n] = results[i]));
-  }, 120_000);
+  const errors = lintedBeforeAll(cases, 'no-restricted-syntax');
 
   it('refuses a domain-owner or relay-username lookup, or IDNA of its own, outside the attribution area', () => {
     expect(errors.ownerLookupElsewhere).toEqual([expect.stringContaining('CompanyAttribution')]);
@@ -174,16 +173,7 @@ describe('lint: transactions through the helper', () => {
       code: "import type { DataSource } from 'typeorm';\nexport const f = (d: DataSource) => d.transaction(() => Promise.resolve());\n",
     },
   } satisfies Record<string, LintCase>;
-  const names = Object.keys(cases) as Array<keyof typeof cases>;
-  const errors = {} as Record<keyof typeof cases, string[]>;
-
-  beforeAll(() => {
-    const results = lintAs(
-      names.map((n) => cases[n]),
-      'no-restricted-syntax',
-    );
-    names.forEach((n, i) => (errors[n] = results[i]));
-  }, 120_000);
+  const errors = lintedBeforeAll(cases, 'no-restricted-syntax');
 
   it('refuses a transaction begun outside src/database, by a data source, a manager or a query runner', () => {
     const refusal = expect.stringContaining('Transactions go through TransactionService.run');
