@@ -23,8 +23,8 @@ describe('SqliteTransactionGate', () => {
       type: 'better-sqlite3',
       database: ':memory:',
       entities: [Probe],
-      synchronize: true,
     }).initialize();
+    await dataSource.query('CREATE TABLE probe (id integer PRIMARY KEY NOT NULL, label text NOT NULL)');
     gate = new SqliteTransactionGate();
     gate.install(dataSource);
   });
