@@ -1,5 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { IsNull, Repository } from 'typeorm';
+import { DatabaseRuntime } from '../src/database/database-runtime';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { DeliveryFacts } from '../src/modules/delivery/delivery-facts';
 import { LogBatch } from '../src/modules/delivery/entities/log-batch.entity';
@@ -173,6 +174,94 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
     const [applied] = await batches.find({ where: { contentType: 'text' }, order: { id: 'DESC' }, take: 1 });
     expect(applied).toMatchObject({ raw: '', outcome: 'applied', attempts: 1, records: 4, lastError: null });
     expect(await batches.countBy({ outcome: IsNull() })).toBe(0);
+  });
+
+  describe('a batch larger than one unit of bulk work (DatabaseRuntime.bulkUnit: here 4 lines)', () => {
+    /** Three messages' lines (and three strangers'), of queues of their own in each test. */
+    let queues: string[] = [];
+    const largeBatch = (company: Company) =>
+      [0, 2, 4].flatMap((n) => contractLines(company.relayUsername, queues[n], queues[n + 1])).join('\n');
+    let test = 0;
+    const mergeCalls = () => jest.spyOn(t.app.get(DeliveryFacts), 'mergeQueues');
+
+    beforeEach(() => {
+      test += 1;
+      queues = [...'ABCDEF'].map((letter) => `AC${test}0A2839${letter}`);
+      jest.replaceProperty(t.app.get(DatabaseRuntime), 'bulkUnit', 4);
+    });
+    afterEach(() => {
+      jest.restoreAllMocks();
+    });
+
+    it('is applied a unit per transaction, to the same records as in one', async () => {
+      const company = await paidCompany();
+      const merges = mergeCalls();
+      const answer = await post(largeBatch(company)).expect(200);
+      // 24 Postfix lines of the clean log's forms: six units of four.
+      expect(merges).toHaveBeenCalledTimes(6);
+      expect(answer.body.data).toEqual({ accepted: 30, parsed: 24, skipped: 6, records: expect.any(Number) });
+      for (const q of [queues[0], queues[2], queues[4]]) expect(await logs.countBy({ queueId: q })).toBe(2);
+      expect(await used(company)).toBe(6);
+      const [row] = await t.dataSource
+        .getRepository(LogBatch)
+        .find({ where: { contentType: 'text' }, order: { id: 'DESC' }, take: 1 });
+      expect(row).toMatchObject({ raw: '', outcome: 'applied', attempts: 1, lastError: null });
+      expect(row.records).toBe(answer.body.data.records);
+      // A copy is a duplicate, applied by nobody.
+      expect((await post(largeBatch(company)).expect(200)).body.data.records).toBe(0);
+      expect(await used(company)).toBe(6);
+    });
+
+    it('a failure half-way keeps it whole and unapplied (503); the retry job applies it again, counting each message once', async () => {
+      const company = await paidCompany();
+      const facts = t.app.get(DeliveryFacts);
+      const merge = facts.mergeQueues.bind(facts);
+      let calls = 0;
+      jest
+        .spyOn(facts, 'mergeQueues')
+        .mockImplementation((em, batch) =>
+          ++calls === 4 ? Promise.reject(new Error('database hiccup')) : merge(em, batch),
+        );
+      const body = largeBatch(company);
+      expectFailure(
+        (await post(body).expect(503)).body,
+        503,
+        'Log batch stored but not applied yet; retry later',
+      );
+      const batches = t.dataSource.getRepository(LogBatch);
+      const [stored] = await batches.find({
+        where: { contentType: 'text', outcome: IsNull() },
+        order: { id: 'DESC' },
+        take: 1,
+      });
+      expect(stored).toMatchObject({
+        raw: body,
+        outcome: null,
+        attempts: 1,
+        lastError: 'Error: database hiccup',
+      });
+      // The three units before the failure stand: the first message whole, one recipient of the second.
+      expect(await logs.countBy({ queueId: queues[0] })).toBe(2);
+      expect(await logs.countBy({ queueId: queues[2] })).toBe(1);
+      expect(await used(company)).toBe(3);
+
+      const clock = fakeDateAt(Date.now());
+      try {
+        clock.set(Date.now() + 31_000);
+        expect(await t.app.get(LogBatchesService).retryUnapplied()).toBe(1);
+      } finally {
+        jest.useRealTimers();
+      }
+      expect(await batches.findOneByOrFail({ id: stored.id })).toMatchObject({
+        raw: '',
+        outcome: 'applied',
+        attempts: 2,
+        lastError: null,
+      });
+      for (const q of [queues[0], queues[2], queues[4]]) expect(await logs.countBy({ queueId: q })).toBe(2);
+      expect(await used(company)).toBe(6);
+      expect(await batches.countBy({ outcome: IsNull() })).toBe(0);
+    });
   });
 
   it('counts quota once under concurrent copies of a batch', async () => {

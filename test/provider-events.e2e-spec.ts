@@ -1,4 +1,5 @@
-import { In, Repository } from 'typeorm';
+import { In, IsNull, Not, Repository } from 'typeorm';
+import { DatabaseRuntime } from '../src/database/database-runtime';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { DeliveryRecordsService } from '../src/modules/delivery/delivery-records.service';
@@ -202,6 +203,60 @@ describe('Mail-provider events (POST /callback/mail-provider)', () => {
       expect.objectContaining({ outcome: 'waiting', attempts: 2, recordId: null, lastError: null }),
     ]);
     expect((await send(body).expect(200)).body.data).toEqual({ accepted: 0, duplicates: 2, skipped: 0 });
+  });
+
+  it('a batch beyond one unit of bulk work (here 2 events) is applied a unit per transaction: a failed unit is kept unapplied (503), the others stand', async () => {
+    const company = await paidCompany();
+    await ship(messageLines(company.relayUsername, 'AAA0000006', 'FL-0006', 'm6@acme.example'));
+    const event = (id: string, email: string, message: string) => ({
+      event: 'delivered',
+      email,
+      timestamp: 1763751600,
+      sg_message_id: `${message}.f`,
+      sg_event_id: id,
+    });
+    const body = [
+      event('unit-1a', 'jo@example.net', 'FL-0006'),
+      event('unit-1b', 'nobody@example.com', 'FL-9998'),
+      event('unit-2a', 'ann@example.org', 'FL-0006'),
+      event('unit-2b', 'nobody@example.com', 'FL-9997'),
+    ];
+    const unit = jest.replaceProperty(t.app.get(DatabaseRuntime), 'bulkUnit', 2);
+    const spy = jest
+      .spyOn(t.app.get(DeliveryRecordsService), 'rebuild')
+      .mockRejectedValueOnce(new Error('lock timeout'));
+    try {
+      expectFailure(
+        (await send(body).expect(503)).body,
+        503,
+        'Mail-provider events stored but not applied yet; retry later',
+      );
+      const events = t.dataSource.getRepository(ProviderEvent);
+      const keys = ['sendgrid:unit-1a', 'sendgrid:unit-1b', 'sendgrid:unit-2a', 'sendgrid:unit-2b'];
+      const stored = await events.find({ where: { eventKey: In(keys) }, order: { eventKey: 'ASC' } });
+      expect(stored.map((e) => [e.eventKey, e.outcome, e.attempts, e.lastError])).toEqual([
+        ['sendgrid:unit-1a', null, 1, 'Error: lock timeout'],
+        ['sendgrid:unit-1b', null, 1, 'Error: lock timeout'],
+        ['sendgrid:unit-2a', 'applied', 1, null],
+        ['sendgrid:unit-2b', 'waiting', 1, null],
+      ]);
+      expect((await logs.findOneByOrFail({ queueId: 'AAA0000006', to: 'jo@example.net' })).status).toBe(
+        'sent',
+      );
+      expect((await logs.findOneByOrFail({ queueId: 'AAA0000006', to: 'ann@example.org' })).status).toBe(
+        'delivered',
+      );
+
+      // The provider sends the batch again: the failed unit is applied, the other is a copy.
+      expect((await send(body).expect(200)).body.data).toEqual({ accepted: 2, duplicates: 2, skipped: 0 });
+      expect((await logs.findOneByOrFail({ queueId: 'AAA0000006', to: 'jo@example.net' })).status).toBe(
+        'delivered',
+      );
+      expect(await events.countBy({ eventKey: In(keys), lastError: Not(IsNull()) })).toBe(0);
+    } finally {
+      spy.mockRestore();
+      unit.restore();
+    }
   });
 
   it('an event stored but not applied (a failure) is applied by the retry-callbacks job', async () => {

@@ -76,6 +76,14 @@ export abstract class DatabaseRuntime {
    */
   abstract transaction<T>(begin: () => Promise<T>): Promise<T>;
 
+  /**
+   * How many pieces of bulk work (a log batch's lines, a webhook's events) one transaction holds
+   * at most. Unbounded on PostgreSQL, where transactions run side by side; a few hundred on
+   * SQLite, where a transaction holds the one connection and, better-sqlite3 answering
+   * synchronously, the event loop (quality.md's bound on SQLite is reached this way).
+   */
+  abstract readonly bulkUnit: number;
+
   /** A date as a parameter of a HotRead: what the driver binds. */
   abstract sqlDate(date: Date): Date | string;
 

@@ -84,6 +84,21 @@ export class InboundEventNotApplied extends DomainError {
 /** Applies events stored together, in the transaction the inbox opened (see receiveMany). */
 export type ApplyMany<E extends InboundEvent> = (em: EntityManager, events: E[]) => Promise<void>;
 
+/**
+ * An event whose work comes in pieces (a log batch's lines), applied a unit of bulk work per
+ * transaction (InboundEventInbox.receiveInUnits).
+ */
+export interface UnitsOfWork<E extends InboundEvent, P> {
+  /** The pieces; called when they are needed (a batch waiting for its turn holds its body only). */
+  pieces(): P[];
+  /** Applies some of the pieces in the transaction `em`; idempotent. */
+  applyUnit(em: EntityManager, unit: P[]): Promise<void>;
+  /** Columns to store with the applied event (what applying its pieces found). */
+  applied(): Partial<Omit<E, keyof InboundEvent>>;
+  /** What an unapplied row holds beyond the event as given (the body an applied log batch does not keep). */
+  unapplied(): Partial<E>;
+}
+
 /** What an inbox that receives events in batches needs. */
 export interface BatchOptions {
   transactions: TransactionService;
@@ -100,14 +115,12 @@ export interface BatchOptions {
    * their own size; the body is kept only while the event is unapplied (for the retry job).
    */
   keepAppliedRaw?: boolean;
-  /** Events the retry job applies in one transaction (default RETRY_MANY_BATCH); a log batch is large, so 1. */
-  retryPerTransaction?: number;
 }
 
 /** An unapplied event younger than this, never failed, is still being applied by the request that stored it. */
 const IN_FLIGHT_MS = 30_000;
 const RETRY_BATCH = 50;
-/** Events applied together per retry when they are applied in batches (mail-provider events). */
+/** Events the retry job takes at once when they are applied together (mail-provider events). */
 const RETRY_MANY_BATCH = 500;
 const MAX_ERROR = 1000;
 
@@ -161,75 +174,129 @@ export class InboundEventInbox<E extends InboundEvent> {
   }
 
   /**
-   * `receive` for events that come many at a time and are applied together (a webhook's batch).
-   * Stored and applied in one transaction, so the usual batch costs one commit: the events not
-   * stored yet are inserted (deduplicated on their key, without reading first) with the
-   * `presumed` outcome, and applied with the stored copies still unapplied that no request is
-   * applying; `apply` overwrites the outcome of the events it decides otherwise (`setOutcome`).
-   * When applying fails, the events are stored alone, unapplied, with the error (nothing is
-   * lost; the retry job applies them) and InboundEventNotApplied is thrown; `unapplied` gives
-   * what such a row holds beyond the event as given (the body an applied log batch does not keep).
-   * Answers the events this call applied.
+   * `receive` for events that come many at a time and are applied together (a webhook's batch),
+   * a unit of bulk work (TransactionService.bulkUnit) per transaction, so the usual batch costs
+   * one commit: the events not stored yet are inserted (deduplicated on their key, without
+   * reading first) with the `presumed` outcome, and applied with the stored copies still
+   * unapplied that no request is applying; `apply` overwrites the outcome of the events it
+   * decides otherwise (`setOutcome`). When applying a unit fails, its events are stored alone,
+   * unapplied, with the error (nothing is lost; the retry job applies them), the other units are
+   * still applied, and InboundEventNotApplied is thrown; `unapplied` gives what such a row holds
+   * beyond the event as given (the body an applied log batch does not keep). Answers the events
+   * this call applied.
    */
   async receiveMany(events: E[], apply: ApplyMany<E>, unapplied?: () => Partial<E>): Promise<E[]> {
+    const applied: E[] = [];
+    let failure: unknown;
+    for (const unit of chunks(events, this.batches().transactions.bulkUnit)) {
+      try {
+        applied.push(...(await this.receiveUnit(unit, apply)));
+      } catch (e) {
+        failure ??= e;
+        await this.storeUnapplied(unit, e, unapplied);
+      }
+    }
+    if (failure !== undefined) throw new InboundEventNotApplied(this.what, failure);
+    return applied;
+  }
+
+  /**
+   * `receiveMany` for one event whose work comes in pieces (a log batch's lines). When they fit
+   * one unit of bulk work it is stored and applied in one transaction; otherwise it is stored
+   * first, unapplied, its pieces applied a unit per transaction, and then marked applied. A
+   * failure half-way leaves it unapplied with its body, and the retry job applies it whole again
+   * (`applyUnit` is idempotent, as every apply is). Answers whether this call applied it.
+   */
+  async receiveInUnits<P>(event: E, work: UnitsOfWork<E, P>): Promise<boolean> {
+    const unit = this.batches().transactions.bulkUnit;
+    // An unbounded unit needs no count: the pieces are then read once the transaction has begun.
+    if (!Number.isFinite(unit) || work.pieces().length <= unit) {
+      const applied = await this.receiveMany(
+        [event],
+        async (em, due) => {
+          await work.applyUnit(em, work.pieces());
+          await this.setColumns(em, due, work.applied());
+        },
+        () => work.unapplied(),
+      );
+      return applied.length > 0;
+    }
+    const received = await this.receive({ ...event, ...work.unapplied() }, () => this.applyInUnits(work));
+    return received.kind === 'applied';
+  }
+
+  /** Applies an event's pieces a unit of bulk work per transaction (see receiveInUnits); the retry job's `apply`. */
+  async applyInUnits<P>(work: UnitsOfWork<E, P>): Promise<Applied<E>> {
+    const { transactions, presumed } = this.batches();
+    for (const unit of chunks(work.pieces(), transactions.bulkUnit)) {
+      await transactions.runRowLocking((em) => work.applyUnit(em, unit));
+    }
+    return { outcome: presumed, record: work.applied() };
+  }
+
+  /** `retryUnapplied` for events applied together: one bounded batch of the due ones, a unit per transaction. */
+  async retryUnappliedMany(apply: ApplyMany<E>): Promise<number> {
+    const { transactions } = this.batches();
+    const due = await this.dueQuery().take(RETRY_MANY_BATCH).getMany();
+    let applied = 0;
+    for (const unit of chunks(due, Math.min(RETRY_MANY_BATCH, transactions.bulkUnit))) {
+      try {
+        await transactions.runRowLocking(async (em) => {
+          await apply(em, unit);
+          await this.presume(em, unit);
+        });
+        applied += unit.length;
+      } catch (e) {
+        await this.recordFailureMany(unit, e);
+      }
+    }
+    return applied;
+  }
+
+  /** One unit of receiveMany: stored and applied in one transaction. */
+  private async receiveUnit(events: E[], apply: ApplyMany<E>): Promise<E[]> {
     const { transactions, dialect, presumed } = this.batches();
     const appliedAt = new Date();
-    const keepRaw = this.many?.keepAppliedRaw ?? true;
     const rows = events.map((e) => ({
       ...e,
-      ...(!keepRaw && { raw: '' }),
+      ...this.appliedRaw(),
       outcome: presumed,
       attempts: 1,
       appliedAt,
       lastError: null,
     }));
-    try {
-      return await transactions.runRowLocking(async (em) => {
-        const inserted = new Set(await dialect.insertNew(em, this.events.target, rows, 'eventKey'));
-        const copies = await this.retryableCopies(
-          em,
-          rows.filter((e) => !inserted.has(e.eventKey)),
-        );
-        const due = [...rows.filter((e) => inserted.has(e.eventKey)), ...copies];
-        if (due.length) {
-          await apply(em, due);
-          await this.presume(em, copies);
-        }
-        return due;
-      });
-    } catch (e) {
-      const stored = events.map((event) => ({
-        ...event,
-        ...unapplied?.(),
-        outcome: null,
-        appliedAt: null,
-        attempts: 0,
-      }));
-      await dialect.insertNew(this.events.manager, this.events.target, stored, 'eventKey');
-      await this.recordFailureMany(events, e);
-      throw new InboundEventNotApplied(this.what, e);
-    }
+    return transactions.runRowLocking(async (em) => {
+      const inserted = new Set(await dialect.insertNew(em, this.events.target, rows, 'eventKey'));
+      const copies = await this.retryableCopies(
+        em,
+        rows.filter((e) => !inserted.has(e.eventKey)),
+      );
+      const due = [...rows.filter((e) => inserted.has(e.eventKey)), ...copies];
+      if (due.length) {
+        await apply(em, due);
+        await this.presume(em, copies);
+      }
+      return due;
+    });
   }
 
-  /** `retryUnapplied` for events applied together: one bounded batch of the due ones, in one transaction. */
-  async retryUnappliedMany(apply: ApplyMany<E>): Promise<number> {
-    const { transactions, retryPerTransaction = RETRY_MANY_BATCH } = this.batches();
-    const due = await this.dueQuery()
-      .take(retryPerTransaction < RETRY_MANY_BATCH ? RETRY_BATCH : RETRY_MANY_BATCH)
-      .getMany();
-    let applied = 0;
-    for (const group of chunks(due, retryPerTransaction)) {
-      try {
-        await transactions.runRowLocking(async (em) => {
-          await apply(em, group);
-          await this.presume(em, group);
-        });
-        applied += group.length;
-      } catch (e) {
-        await this.recordFailureMany(group, e);
-      }
-    }
-    return applied;
+  /** A unit whose applying failed: stored alone, unapplied, with the error, for the retry job. */
+  private async storeUnapplied(events: E[], error: unknown, unapplied?: () => Partial<E>): Promise<void> {
+    const { dialect } = this.batches();
+    const stored = events.map((event) => ({
+      ...event,
+      ...unapplied?.(),
+      outcome: null,
+      appliedAt: null,
+      attempts: 0,
+    }));
+    await dialect.insertNew(this.events.manager, this.events.target, stored, 'eventKey');
+    await this.recordFailureMany(events, error);
+  }
+
+  /** What becomes of an event's raw body once it is applied: kept, or emptied (keepAppliedRaw). */
+  private appliedRaw(): { raw?: string } {
+    return this.many?.keepAppliedRaw === false ? { raw: '' } : {};
   }
 
   /** Sets the outcome of these events, in the applying transaction (`apply` of receiveMany). */
@@ -251,11 +318,10 @@ export class InboundEventInbox<E extends InboundEvent> {
 
   /** Stored events applied again: one attempt more, and the presumed outcome where `apply` set none. */
   private async presume(em: EntityManager, events: E[]): Promise<void> {
-    const dropRaw = this.many?.keepAppliedRaw === false && { raw: '' };
     await this.updateByKeys(
       em,
       events,
-      { attempts: () => 'attempts + 1', lastError: null, ...dropRaw },
+      { attempts: () => 'attempts + 1', lastError: null, ...this.appliedRaw() },
       false,
     );
     const presumed = { outcome: this.batches().presumed, appliedAt: new Date() };
@@ -374,6 +440,7 @@ export class InboundEventInbox<E extends InboundEvent> {
       .update()
       .set({
         ...applied.record,
+        ...this.appliedRaw(),
         outcome: applied.outcome,
         appliedAt: new Date(),
         lastError: null,

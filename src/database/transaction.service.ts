@@ -68,6 +68,11 @@ export class TransactionService implements BeforeApplicationShutdown {
   /** After-commit work that nobody awaits (see `detach`), until it settles. */
   private readonly detached = new Set<Promise<void>>();
 
+  /** See DatabaseRuntime.bulkUnit: the pieces of bulk work one transaction holds at most. */
+  get bulkUnit(): number {
+    return this.runtime.bulkUnit;
+  }
+
   private get isPostgres(): boolean {
     return this.runtime.isPostgres;
   }

@@ -3,15 +3,13 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 /**
  * How long work started in one turn of the event loop runs before the next piece of it waits for
  * the next turn. Requests that arrive together are all read in one turn (40 log batches sent at
- * once: 40 requests' body parsing and query building, ~250 ms here before the slice); SQLite
- * answers synchronously, so a chain of statements never yields on its own either.
+ * once: 40 requests' body parsing and query building, ~250 ms here before the slice).
  */
 export const LOOP_SLICE_MS = 20;
 
 /**
- * A time slice of the event loop shared by everything that may run long on it: bulk requests
- * before their handler (waitForLoopSlice), and every statement of the SQLite connection that goes
- * through TypeORM. The first piece of work in a turn opens the slice; later pieces go on while it
+ * A time slice of the event loop shared by the bulk requests: each waits for its place before
+ * its handler (waitForLoopSlice). The first piece of work in a turn opens the slice; later pieces go on while it
  * is younger than `sliceMs` and wait for the next turn once it is spent (a setImmediate closes the
  * slice, so a slice never outlives its turn). What waited goes on in the order it came, each first
  * in line opening the next slice.
@@ -50,5 +48,5 @@ export class LoopSlice {
   }
 }
 
-/** The process's one slice: the bulk requests and the SQLite connection share the same loop. */
+/** The process's one slice, which every bulk request shares. */
 export const eventLoopSlice = new LoopSlice();

@@ -26,6 +26,7 @@ interface PoolHandle {
  */
 export class PostgresRuntime extends DatabaseRuntime {
   readonly engine = 'postgres';
+  readonly bulkUnit = Number.POSITIVE_INFINITY;
 
   constructor(private readonly dataSource: DataSource) {
     super();

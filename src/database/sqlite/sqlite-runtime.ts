@@ -34,6 +34,7 @@ interface SqliteConnection {
  */
 export class SqliteRuntime extends DatabaseRuntime {
   readonly engine = 'sqlite';
+  readonly bulkUnit = 200;
   override readonly sqliteGate = new SqliteTransactionGate();
   private readonly logger = new Logger(SqliteRuntime.name);
   /** The read-only connection (see `committedReader`); null once closed or where there is none. */

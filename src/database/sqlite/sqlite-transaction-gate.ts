@@ -1,7 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DataSource, EntitySubscriberInterface, TransactionCommitEvent } from 'typeorm';
 import type { BeforeQueryEvent } from 'typeorm/subscriber/event/QueryEvent';
-import { eventLoopSlice, LoopSlice } from '../../common/runtime/loop-slice';
 
 /** What waits at the gate, in the order it came: a transaction to begin, or an outside statement. */
 interface Waiting {
@@ -24,7 +23,8 @@ const UNSCOPED = Symbol('TypeORM’s own transaction');
  * open, statements from outside its scope wait, in the order they came, with the transactions
  * queued behind it. Statements inside the scope pass, and a transaction begun inside one nests
  * (TypeORM uses a savepoint). Outside a transaction nothing waits. Nothing pauses inside a
- * transaction; between two, the event loop turns.
+ * transaction; between two, the event loop turns (bulk work comes in short transactions:
+ * DatabaseRuntime.bulkUnit).
  *
  * Only TypeORM's public API: the gate is a subscriber of the data source (`beforeQuery`, whose
  * promise TypeORM awaits before the statement, `afterQuery`, and the transaction events). A
@@ -39,10 +39,8 @@ export class SqliteTransactionGate implements EntitySubscriberInterface {
   private readonly queue: Waiting[] = [];
   /** Outside statements let in whose query has not ended yet. */
   private statementsInFlight = 0;
-  /** The next transaction in line begins at the next turn of the event loop (see `next`). */
+  /** A transaction has ended in this turn of the event loop: the next begins in a later one (see `ended`). */
   private handingOver = false;
-
-  constructor(private readonly slice: LoopSlice = eventLoopSlice) {}
   /** Reads waiting for the open transaction to end and nothing more (see `whenNoOpenTransaction`). */
   private openEnded: Array<() => void> = [];
 
@@ -55,8 +53,7 @@ export class SqliteTransactionGate implements EntitySubscriberInterface {
   async transaction<T>(work: () => Promise<T>): Promise<T> {
     if (this.insideTransaction()) return work();
     const token = Symbol('transaction');
-    if (this.owner === undefined && this.queue.length === 0 && this.statementsInFlight === 0)
-      this.owner = token;
+    if (this.isFree()) this.owner = token;
     else await this.wait('transaction', () => (this.owner = token));
     try {
       return await this.scope.run(token, work);
@@ -97,24 +94,12 @@ export class SqliteTransactionGate implements EntitySubscriberInterface {
 
   /** TypeORM: before every statement through the query runner; a promise returned is awaited. */
   beforeQuery(_event: BeforeQueryEvent): Promise<void> | void {
-    if (this.insideTransaction()) return this.inSlice();
+    if (this.insideTransaction()) return;
     if (this.owner === UNSCOPED || (this.owner === undefined && this.queue.length === 0)) {
       this.statementsInFlight++;
-      return this.inSlice();
+      return;
     }
-    return this.wait('statement', () => this.statementsInFlight++).then(() => this.inSlice());
-  }
-
-  /**
-   * Nothing while this turn of the event loop has not run its slice (LoopSlice), else a promise
-   * of the next turn that lets it in. better-sqlite3 answers synchronously: a log batch of a
-   * thousand lines is one transaction of many statements, and without this it held the event
-   * loop as one block (bench, SQLite: 320–340 ms). To go once bulk work comes in transactions of
-   * a few hundred lines (quality.md: the bound is reached that way, never by pausing inside a
-   * transaction).
-   */
-  private inSlice(): Promise<void> | void {
-    return this.slice.enter() ? undefined : this.slice.take();
+    return this.wait('statement', () => this.statementsInFlight++);
   }
 
   /** TypeORM: after every statement (failed or not) through the query runner. */
@@ -144,11 +129,34 @@ export class SqliteTransactionGate implements EntitySubscriberInterface {
     if (this.owner === UNSCOPED && !event.queryRunner.isTransactionActive) this.ended();
   }
 
-  /** The open transaction has ended: the reads waiting for that alone, then what is next in line. */
+  /**
+   * The open transaction has ended: the reads waiting for that alone, and the outside statements
+   * next in line, go now; the next transaction begins in a later turn of the event loop.
+   * better-sqlite3 answers synchronously, so a transaction begun in the same chain of microtasks
+   * as the one before it would run in the same block of the event loop: 40 queued log batches
+   * ran as one block (300–380 ms measured), and so would the units of one large batch
+   * (InboundEventInbox.receiveInUnits), where each alone is a few tens of milliseconds.
+   */
   private ended(): void {
     this.owner = undefined;
     for (const read of this.openEnded.splice(0)) read();
+    if (!this.handingOver) {
+      this.handingOver = true;
+      setImmediate(() => {
+        this.handingOver = false;
+        this.next();
+      });
+    }
     this.next();
+  }
+
+  private isFree(): boolean {
+    return (
+      this.owner === undefined &&
+      this.queue.length === 0 &&
+      this.statementsInFlight === 0 &&
+      !this.handingOver
+    );
   }
 
   private wait(kind: Waiting['kind'], admitted: () => void): Promise<void> {
@@ -163,30 +171,11 @@ export class SqliteTransactionGate implements EntitySubscriberInterface {
     );
   }
 
-  /**
-   * Lets in what is next in line: the outside statements up to the next transaction, or that
-   * transaction once they have run, in the next turn of the event loop. better-sqlite3 answers
-   * synchronously, so a transaction handed the connection at once would begin in the same chain of
-   * microtasks as the one before it: 40 queued log batches ran as one block of the event loop
-   * (300–380 ms measured), where each alone is a few tens of milliseconds.
-   */
+  /** Lets in what is next in line: the outside statements up to the next transaction, then that transaction once they have run and the turn has passed. */
   private next(): void {
-    while (this.owner === undefined && this.queue.length > 0 && !this.handingOver) {
-      const head = this.queue[0];
-      if (head.kind === 'statement') {
-        this.queue.shift();
-        head.go();
-        continue;
-      }
-      if (this.statementsInFlight > 0) return;
-      this.handingOver = true;
-      setImmediate(() => {
-        this.handingOver = false;
-        if (this.owner === undefined && this.statementsInFlight === 0) this.queue.shift()!.go();
-        else this.next();
-      });
-      return;
-    }
+    while (this.owner === undefined && this.queue[0]?.kind === 'statement') this.queue.shift()!.go();
+    if (this.owner !== undefined || this.statementsInFlight > 0 || this.handingOver) return;
+    this.queue.shift()?.go();
   }
 
   private insideTransaction(): boolean {

@@ -28,15 +28,21 @@ export interface IngestResult {
   records: number;
 }
 
+/** Entries received, and those that are Postfix lines the clean log is built from. */
+interface ParsedLines {
+  accepted: number;
+  parsed: ParsedLine[];
+}
+
 /** A body form: JSON, NDJSON or text, from the request's media type. */
 export type ShippedForm = InboundBodyForm;
 
 /**
  * The log shipper's batches (integrations.md "Log shipper"), on the inbound-event pattern
- * (InboundEventInbox.receiveMany): deduplicated on their content (the same batch twice is
- * applied once), and stored and applied in one transaction: per-queue facts merged, delivery
- * lines stored once each (by a key of host, time and line), and the clean records of what
- * changed rebuilt. An applied batch keeps its key and outcome, not its body: its lines live on
+ * (InboundEventInbox.receiveInUnits): deduplicated on their content (the same batch twice is
+ * applied once), and stored and applied in one transaction, or on SQLite a unit of lines per
+ * transaction (TransactionService.bulkUnit): per-queue facts merged, delivery lines stored once
+ * each (by a key of host, time and line), and the clean records of what changed rebuilt. An applied batch keeps its key and outcome, not its body: its lines live on
  * as those facts (kept whole, a relay's batches would grow the database by their own size). A
  * batch that cannot be applied is stored whole, unapplied, for the retry job, and answered 503.
  */
@@ -57,7 +63,6 @@ export class LogBatchesService {
       dialect,
       presumed: 'applied',
       keepAppliedRaw: false,
-      retryPerTransaction: 1,
     });
   }
 
@@ -75,51 +80,63 @@ export class LogBatchesService {
       appliedAt: null,
       records: null,
     });
-    let records = 0;
-    // Parsed once a permit to apply is free: the batches waiting for one hold their bodies only.
-    let lines: ReturnType<LogBatchesService['parse']> | undefined;
-    const applied = await this.inbox.receiveMany(
-      [batch],
-      async (em, due) => {
-        lines = this.parse(shipped, receivedAt);
-        records = await this.applyLines(em, lines.parsed);
-        await this.inbox.setColumns(em, due, { records });
-      },
-      // The body is kept only when it cannot be applied: written out again then.
-      () => ({ raw: typeof body === 'string' ? body : JSON.stringify(body) }),
+    const work = this.linesOf(
+      () => this.parse(shipped, receivedAt),
+      // The body is kept only while the batch is unapplied: written out then.
+      () => (typeof body === 'string' ? body : JSON.stringify(body)),
     );
-    lines ??= this.parse(shipped, receivedAt);
+    const applied = await this.inbox.receiveInUnits(batch, work);
+    const lines = work.lines();
     const result = {
       accepted: lines.accepted,
       parsed: lines.parsed.length,
       skipped: lines.accepted - lines.parsed.length,
-      records: applied.length ? records : 0,
+      records: applied ? work.records : 0,
     };
-    if (applied.length) countLogBatch(result);
+    if (applied) countLogBatch(result);
     return result;
   }
 
-  /** For the retry job: batches stored but not applied (a crash, a database error), one a transaction. */
+  /** For the retry job: batches stored but not applied (a crash, a database error), one at a time. */
   @Job('retry-callbacks', { shared: true })
   retryUnapplied(): Promise<number> {
-    return this.inbox.retryUnappliedMany(async (em, due) => {
-      for (const batch of due) {
-        const form = batch.contentType as ShippedForm;
-        const lines = this.parse(
-          form === 'json' ? { jsonText: batch.raw } : { text: batch.raw, form },
-          batch.createdAt,
-        );
-        const records = await this.applyLines(em, lines.parsed);
-        await this.inbox.setColumns(em, [batch], { records });
-      }
+    return this.inbox.retryUnapplied((batch) => {
+      const form = batch.contentType as ShippedForm;
+      const stored = form === 'json' ? { jsonText: batch.raw } : { text: batch.raw, form };
+      return this.inbox.applyInUnits(
+        this.linesOf(
+          () => this.parse(stored, batch.createdAt),
+          () => batch.raw,
+        ),
+      );
     });
+  }
+
+  /**
+   * A batch's work for the inbox: its Postfix lines, parsed once, when first asked for (a batch
+   * waiting for its turn holds its body only), applied some at a time; `records` adds up the
+   * clean records each unit changed.
+   */
+  private linesOf(parse: () => ParsedLines, raw: () => string) {
+    let lines: ParsedLines | undefined;
+    const work = {
+      records: 0,
+      lines: () => (lines ??= parse()),
+      pieces: () => work.lines().parsed,
+      applyUnit: async (em: EntityManager, unit: ParsedLine[]) => {
+        work.records += await this.applyLines(em, unit);
+      },
+      applied: () => ({ records: work.records }),
+      unapplied: () => ({ raw: raw() }),
+    };
+    return work;
   }
 
   /** A batch's Postfix lines, from the parsed JSON body, the stored JSON text, or text / NDJSON. */
   private parse(
     body: { json: unknown } | { jsonText: string } | { text: string; form: ShippedForm },
     now: Date,
-  ): { accepted: number; parsed: ParsedLine[] } {
+  ): ParsedLines {
     let shipped: ShippedLine[];
     if ('json' in body) shipped = linesFromJson(body.json);
     else if ('jsonText' in body) {

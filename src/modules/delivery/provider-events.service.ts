@@ -14,7 +14,7 @@ import { detectProvider, NormalisedEvent, normaliseEvents } from './parsing/prov
 /**
  * The mail provider's webhook on the inbound-event path (InboundEventInbox): events normalised,
  * stored once each (deduped on the provider's event id, else a hash of the raw event), then
- * applied together in one transaction through the clean-record rebuild, which matches them to
+ * applied together (a unit of bulk work per transaction) through the clean-record rebuild, which matches them to
  * their record and suppresses hard bounces, complaints and unsubscribes. An event whose message
  * is not known yet is `waiting`, an ordinary state: the rebuild applies it when the log lines
  * arrive. Applying that fails answers 503 (stored, not applied); the sender's retry or the
@@ -55,7 +55,7 @@ export class ProviderEventsService {
     const applied = await this.inbox.receiveMany(
       [...unique].map(([key, e]) => toRow(key, e)),
       async (em, events) => {
-        ambiguous = await this.apply(em, events);
+        ambiguous += await this.apply(em, events);
       },
     );
     for (const event of applied) providerEvents.inc({ type: event.type });
