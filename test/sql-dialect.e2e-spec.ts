@@ -3,6 +3,7 @@ import { EntityManager, In } from 'typeorm';
 import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions';
 import { LOCK_NAMESPACE, lockKey, SqlDialect } from '../src/database/sql-dialect';
 import { DatabaseRuntime } from '../src/database/database-runtime';
+import { SqliteRuntime } from '../src/database/sqlite/sqlite-runtime';
 import { TransactionService } from '../src/database/transaction.service';
 import { CompanyUsageDay } from '../src/modules/companies/entities/company-usage-day.entity';
 import { Company } from '../src/modules/companies/entities/company.entity';
@@ -44,7 +45,7 @@ describe('SqlDialect', () => {
 
   /** True once a transaction waits: on a row lock (PostgreSQL), or to begin at all (SQLite, one at a time). */
   async function aTransactionWaits(): Promise<boolean> {
-    if (!runtime.isPostgres) return runtime.sqliteGate!.waiting > 0;
+    if (runtime instanceof SqliteRuntime) return runtime.gate.waiting > 0;
     const [{ n }] = await t.dataSource.query<Array<{ n: number }>>(
       `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
         WHERE NOT l.granted AND a.datname = current_database()`,

@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { EntityManager, Repository } from 'typeorm';
 import { DatabaseRuntime } from '../src/database/database-runtime';
+import { SqliteRuntime } from '../src/database/sqlite/sqlite-runtime';
 import { TransactionService } from '../src/database/transaction.service';
 import { RevokedRefreshToken } from '../src/modules/auth/entities/revoked-refresh-token.entity';
 import { PrincipalRepository } from '../src/modules/auth/principal.repository';
@@ -67,8 +68,8 @@ describe('Transactions and the work of other requests', () => {
       () => (settled = true),
       () => (settled = true),
     );
-    const gate = runtime.sqliteGate;
-    await until(() => settled || (gate?.waiting ?? 0) >= statements, 'the outside work is done or queued');
+    const waiting = () => (runtime instanceof SqliteRuntime ? runtime.gate.waiting : 0);
+    await until(() => settled || waiting() >= statements, 'the outside work is done or queued');
   }
 
   it('keeps an outside write when the open transaction rolls back', async () => {

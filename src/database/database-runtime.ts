@@ -1,4 +1,4 @@
-import type { SqliteTransactionGate } from './sqlite/sqlite-transaction-gate';
+import type { DataSource } from 'typeorm';
 
 /** One result row, its columns in the order the SELECT lists them. */
 export type ReadRow = readonly unknown[];
@@ -47,9 +47,6 @@ export interface BatchedQueryForms<Params, Result> {
 export abstract class DatabaseRuntime {
   abstract readonly engine: DatabaseEngine;
 
-  /** SQLite's transaction gate (see SqliteTransactionGate); none on PostgreSQL. */
-  readonly sqliteGate?: SqliteTransactionGate;
-
   get isPostgres(): boolean {
     return this.engine === 'postgres';
   }
@@ -61,8 +58,17 @@ export abstract class DatabaseRuntime {
    */
   abstract read(name: string, sql: string): HotRead;
 
-  /** A lookup by key, in whichever of its two forms is fastest on this engine. */
-  abstract keyedRead<Row extends ReadRow>(forms: KeyedReadForms<Row>): KeyedRead<Row>;
+  /**
+   * A lookup by key, in whichever of its two forms is fastest on this engine; one function when
+   * the same statement serves both.
+   */
+  keyedRead<Row extends ReadRow>(
+    read: KeyedReadForms<Row> | ((keys: string[]) => Promise<Row[]>),
+  ): KeyedRead<Row> {
+    return this.keyedReadOf(typeof read === 'function' ? { many: read, each: read } : read);
+  }
+
+  protected abstract keyedReadOf<Row extends ReadRow>(forms: KeyedReadForms<Row>): KeyedRead<Row>;
 
   /** A read by call (see BatchedQueryForms), in whichever of its two forms is fastest on this engine. */
   abstract batchedQuery<Params, Result>(
@@ -89,6 +95,20 @@ export abstract class DatabaseRuntime {
 
   /** Closes what the runtime opened beside TypeORM's connection. */
   close(): void {}
+}
+
+/**
+ * A HotRead whose data source is not initialised (yet, or any more) reads through TypeORM, whose
+ * error the exception filter knows as "database unavailable"; null when it is initialised.
+ */
+export async function readBeforeInitialised(
+  dataSource: DataSource,
+  sql: string,
+  values: unknown[],
+): Promise<ReadRow[] | null> {
+  if (dataSource.isInitialized) return null;
+  const rows: Array<Record<string, unknown>> = await dataSource.query(sql, values);
+  return rows.map((row) => Object.values(row));
 }
 
 /** Rows by their key (index 0); absent rows skipped. */

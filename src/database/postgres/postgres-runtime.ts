@@ -8,6 +8,7 @@ import {
   KeyedReadForms,
   LIST_PLACEHOLDER,
   ReadRow,
+  readBeforeInitialised,
 } from '../database-runtime';
 import { BatchedQuery } from './batched-query';
 import { BatchedRead } from './batched-read';
@@ -36,7 +37,7 @@ export class PostgresRuntime extends DatabaseRuntime {
     return new PostgresHotRead(this.dataSource, name, sql.replace(LIST_PLACEHOLDER, '= ANY(?)'));
   }
 
-  keyedRead<Row extends ReadRow>(forms: KeyedReadForms<Row>): KeyedRead<Row> {
+  protected keyedReadOf<Row extends ReadRow>(forms: KeyedReadForms<Row>): KeyedRead<Row> {
     return new BatchedRead(forms.many);
   }
 
@@ -57,9 +58,8 @@ export class PostgresRuntime extends DatabaseRuntime {
 }
 
 /**
- * A named statement on the pool (`?` turned into `$1, $2, …`). Before the data source is
- * initialised (or after it is closed) it goes through TypeORM, whose errors the exception filter
- * knows as "database unavailable".
+ * A named statement on the pool (`?` turned into `$1, $2, …`); through TypeORM while the data
+ * source is not initialised (readBeforeInitialised).
  */
 export class PostgresHotRead implements HotRead {
   private readonly sql: string;
@@ -75,10 +75,8 @@ export class PostgresHotRead implements HotRead {
 
   async all(params: readonly unknown[]): Promise<ReadRow[]> {
     const values = bindLists(this.name, params, (list) => list);
-    if (!this.dataSource.isInitialized) {
-      const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.sql, values);
-      return rows.map((row) => Object.values(row));
-    }
+    const unavailable = await readBeforeInitialised(this.dataSource, this.sql, values);
+    if (unavailable) return unavailable;
     const pool = (this.dataSource.driver as unknown as { master: PoolHandle }).master;
     const result = await pool.query({ name: this.name, text: this.sql, values, rowMode: 'array' });
     return result.rows;

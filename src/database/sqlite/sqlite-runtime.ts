@@ -11,6 +11,7 @@ import {
   KeyedReadForms,
   LIST_PLACEHOLDER,
   ReadRow,
+  readBeforeInitialised,
 } from '../database-runtime';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
@@ -35,14 +36,15 @@ interface SqliteConnection {
 export class SqliteRuntime extends DatabaseRuntime {
   readonly engine = 'sqlite';
   readonly bulkUnit = 200;
-  override readonly sqliteGate = new SqliteTransactionGate();
+  /** Keeps transactions to themselves on the shared connection (SqliteTransactionGate). */
+  readonly gate = new SqliteTransactionGate();
   private readonly logger = new Logger(SqliteRuntime.name);
   /** The read-only connection (see `committedReader`); null once closed or where there is none. */
   private reader?: SqliteConnection | null;
 
   constructor(private readonly dataSource: DataSource) {
     super();
-    this.sqliteGate.install(dataSource);
+    this.gate.install(dataSource);
   }
 
   read(name: string, sql: string): HotRead {
@@ -54,7 +56,7 @@ export class SqliteRuntime extends DatabaseRuntime {
     );
   }
 
-  keyedRead<Row extends ReadRow>(forms: KeyedReadForms<Row>): KeyedRead<Row> {
+  protected keyedReadOf<Row extends ReadRow>(forms: KeyedReadForms<Row>): KeyedRead<Row> {
     return { load: async (keys) => byKey(await forms.each([...keys])) };
   }
 
@@ -65,7 +67,7 @@ export class SqliteRuntime extends DatabaseRuntime {
   }
 
   transaction<T>(begin: () => Promise<T>): Promise<T> {
-    return this.sqliteGate.transaction(begin);
+    return this.gate.transaction(begin);
   }
 
   /** The text TypeORM stores (UTC `YYYY-MM-DD HH:MM:SS.SSS`), by TypeORM's own formatter. */
@@ -117,9 +119,8 @@ export class SqliteRuntime extends DatabaseRuntime {
  * A better-sqlite3 statement prepared once. While another request's transaction is open on the
  * shared connection it reads what is committed through the read-only connection instead of
  * waiting for that transaction (an in-memory database has none: there it waits for that
- * transaction, not for those queued behind it). Before the data source is initialised (or after it
- * is closed) it goes through TypeORM, whose errors the exception filter knows as "database
- * unavailable".
+ * transaction, not for those queued behind it). Through TypeORM while the data source is not
+ * initialised (readBeforeInitialised).
  */
 export class SqliteHotRead implements HotRead {
   private statement?: SqliteStatement;
@@ -134,11 +135,9 @@ export class SqliteHotRead implements HotRead {
 
   async all(params: readonly unknown[]): Promise<ReadRow[]> {
     const values = bindLists(this.name, params, (list) => JSON.stringify(list));
-    if (!this.dataSource.isInitialized) {
-      const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.sql, values);
-      return rows.map((row) => Object.values(row));
-    }
-    const gate = this.runtime.sqliteGate;
+    const unavailable = await readBeforeInitialised(this.dataSource, this.sql, values);
+    if (unavailable) return unavailable;
+    const gate = this.runtime.gate;
     if (gate.mustWait()) {
       const reader = this.runtime.committedReader();
       if (reader) return (this.committedStatement ??= reader.prepare(this.sql).raw(true)).all(...values);

@@ -74,7 +74,7 @@ export class PrincipalRepository {
   private source(name: string, sqlUpToKey: string): (uuid: string) => Promise<ReadRow | undefined> {
     const read = this.runtime.read(name, `${sqlUpToKey} {list}`);
     const rows = (keys: string[]) => read.all([keys]);
-    const lookup = this.runtime.keyedRead({ many: rows, each: rows });
+    const lookup = this.runtime.keyedRead(rows);
     return async (uuid) => (await lookup.load([uuid])).get(uuid);
   }
 }

@@ -58,7 +58,7 @@ export class CompanyRelayLookup {
         rows.map(([key, ...values]) => [String(key), this.hydrate(values)]);
       const run = async (keys: string[]): Promise<Found[]> =>
         keyed(await read.all([keyColumn === 'id' ? keys.map(Number) : keys]));
-      return runtime.keyedRead<Found>({ many: run, each: run });
+      return runtime.keyedRead<Found>(run);
     };
     this.byIdRead = lookup('company_facts_by_id', 'id');
     this.byUsernameRead = lookup('company_facts_by_relay_username', 'relay_username');

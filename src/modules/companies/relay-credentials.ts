@@ -64,7 +64,7 @@ export class RelayCredentials {
       `FROM companies WHERE ${column('relayUsername')}`;
     const read = runtime.read('relay_credentials', `${select} {list}`);
     const accounts = async (usernames: string[]) => (await read.all([usernames])) as AccountRow[];
-    this.accounts = runtime.keyedRead<AccountRow>({ many: accounts, each: accounts });
+    this.accounts = runtime.keyedRead<AccountRow>(accounts);
   }
 
   /**

@@ -21,7 +21,7 @@ export class DomainLookup {
       "SELECT name, company_id FROM domains WHERE name {list} AND status = 'verified'",
     );
     const owners = (names: string[]) => read.all([names]);
-    this.owners = runtime.keyedRead<ReadRow>({ many: owners, each: owners });
+    this.owners = runtime.keyedRead<ReadRow>(owners);
   }
 
   /**
