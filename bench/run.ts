@@ -21,8 +21,8 @@
  * default 5), BENCH_CONNECTIONS (default 50), BENCH_LOG_LEVEL (default warn), BENCH_NODE_ARGS
  * and BENCH_AGENT_NODE_ARGS (flags for the service's and the agent's node, e.g.
  * "--cpu-prof --cpu-prof-dir=/tmp/prof", or "-r ./bench/stall-watch.cjs" for the stacks of the
- * service's event-loop stalls), BENCH_ONLY (comma-separated among `api-key`, `fleet`, `webhooks`,
- * `emails` and `reports`: only those rows, beside the token verification and the /health/live
+ * service's event-loop stalls), BENCH_ONLY (comma-separated among `api-key`, `delivery`, `fleet`,
+ * `webhooks`, `emails` and `reports`: only those rows (`delivery`: its phases' event loop only), beside the token verification and the /health/live
  * ceiling their ratio needs; the other phases are skipped and bench/results/latest.json is left as
  * it was; `reports` seeds the BENCH_RECORDS clean records and times the summary, the log's first
  * page, the providers and bounce-categories reports and the deliverability-alerts job; `fleet`
@@ -149,7 +149,7 @@ const IDLE_PHASES = [
   EMAILS_SWAKS_PHASE,
 ];
 /** BENCH_ONLY: the phases run alone (with the ceiling), or every phase when empty. */
-const ONLY_PHASES = ['api-key', 'fleet', 'webhooks', 'emails', 'reports'] as const;
+const ONLY_PHASES = ['api-key', 'delivery', 'fleet', 'webhooks', 'emails', 'reports'] as const;
 const ONLY = (process.env.BENCH_ONLY ?? '')
   .split(',')
   .map((phase) => phase.trim())
@@ -1126,6 +1126,17 @@ async function main(): Promise<void> {
           `GET /api/v1/domains with API keys: ${WARMUP_S} s warm-up, ${DURATION_S} s at ${CONNECTIONS} connections…`,
         );
         only.push(apiKeyFigure(await measureApiKeyRead(service, tokens), live));
+      }
+      if (ONLY.includes('delivery')) {
+        console.log(`delivery data: ingest and provider events ${DURATION_S} s each…`);
+        await measureDeliveryData(service, watch, db, {
+          logShipperKey: LOG_SHIPPER_API_KEY,
+          webhookUser: WEBHOOK_USER,
+          webhookPassword: WEBHOOK_PASSWORD,
+          token: tokens[0],
+          seconds: DURATION_S,
+          records: RECORDS,
+        });
       }
       if (ONLY.includes('fleet')) only.push(...fleetFigures(await fleetRun(), live, db.kind));
       // Before the webhooks: their endpoints would get the alerts' deliverability.alert events.

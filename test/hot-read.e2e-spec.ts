@@ -1,4 +1,5 @@
 import { DatabaseRuntime, HotRead } from '../src/database/database-runtime';
+import { SqliteRuntime } from '../src/database/sqlite/sqlite-runtime';
 import { TransactionService } from '../src/database/transaction.service';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { createActiveUser } from './support/factories';
@@ -45,24 +46,43 @@ describe('DatabaseRuntime.read with lists', () => {
     }
   });
 
-  it("answers while another request's transaction holds the connection (SQLite: through the read-only connection)", async () => {
+  it("answers while another request's transaction is open (PostgreSQL), or once it ends, ahead of the transaction queued behind it (SQLite)", async () => {
+    const runtime = t.app.get(DatabaseRuntime);
+    const order: string[] = [];
     const opened = latch();
     const held = latch();
     const tx = transactions.run(async (em) => {
       await em.query('SELECT 1');
       opened.open();
       await held.wait;
+      order.push('open transaction ends');
     });
     await Promise.race([opened.wait, tx]);
-    // Asked from outside the transaction, as another request would: not held up by it.
+    const queued = transactions.run(async (em) => {
+      await em.query('SELECT 1');
+      order.push('queued transaction');
+    });
+    // Asked from outside the transactions, as another request would.
     let answered: ReadonlyArray<readonly unknown[]> | undefined;
-    void Promise.resolve(read.all([[companies[2].id], 0, [companies[2].uuid]])).then(
-      (rows) => (answered = rows),
-    );
-    await until(() => answered !== undefined, 'the read answered while the transaction was open', 3_000);
-    expect(answered).toEqual([[companies[2].uuid]]);
+    void read.all([[companies[2].id], 0, [companies[2].uuid]]).then((rows) => {
+      answered = rows;
+      order.push('read');
+    });
+    if (runtime instanceof SqliteRuntime) {
+      await until(() => runtime.gate.waiting >= 2, 'the read and the second transaction wait');
+      expect(answered).toBeUndefined();
+    } else {
+      await until(() => answered !== undefined, 'the read answered while the transaction was open');
+    }
     held.open();
-    await tx;
+    await Promise.all([tx, queued]);
+    expect(answered).toEqual([[companies[2].uuid]]);
+    if (runtime instanceof SqliteRuntime) {
+      expect(order).toEqual(['open transaction ends', 'read', 'queued transaction']);
+    } else {
+      // Each transaction has a connection of its own: the queued one did not wait either.
+      expect(order.indexOf('read')).toBeLessThan(order.indexOf('open transaction ends'));
+    }
   });
 
   it('refuses an empty list', async () => {

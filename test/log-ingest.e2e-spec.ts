@@ -197,8 +197,11 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
       const company = await paidCompany();
       const merges = mergeCalls();
       const answer = await post(largeBatch(company)).expect(200);
-      // 24 Postfix lines of the clean log's forms: six units of four.
+      // 24 Postfix lines of the clean log's forms, a queue's lines never split: a message's six
+      // lines a unit each, a stranger's deferral each, the last with the three rejects.
       expect(merges).toHaveBeenCalledTimes(6);
+      const queuesMerged = merges.mock.calls.flatMap(([, facts]) => facts.map((f) => f.queueId));
+      expect(queuesMerged.sort()).toEqual([...queues].sort());
       expect(answer.body.data).toEqual({ accepted: 30, parsed: 24, skipped: 6, records: expect.any(Number) });
       for (const q of [queues[0], queues[2], queues[4]]) expect(await logs.countBy({ queueId: q })).toBe(2);
       expect(await used(company)).toBe(6);
@@ -240,10 +243,11 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
         attempts: 1,
         lastError: 'Error: database hiccup',
       });
-      // The three units before the failure stand: the first message whole, one recipient of the second.
+      // The three units before the failure stand: the first and the second message, whole.
       expect(await logs.countBy({ queueId: queues[0] })).toBe(2);
-      expect(await logs.countBy({ queueId: queues[2] })).toBe(1);
-      expect(await used(company)).toBe(3);
+      expect(await logs.countBy({ queueId: queues[2] })).toBe(2);
+      expect(await logs.countBy({ queueId: queues[4] })).toBe(0);
+      expect(await used(company)).toBe(4);
 
       const clock = fakeDateAt(Date.now());
       try {

@@ -1,4 +1,6 @@
+import { DatabaseRuntime } from '../src/database/database-runtime';
 import { PgClient } from '../src/database/postgres/pg-client';
+import { SqliteRuntime } from '../src/database/sqlite/sqlite-runtime';
 import { TransactionService } from '../src/database/transaction.service';
 import { CompanyRelayLookup } from '../src/modules/companies/company-relay-lookup';
 import { Company } from '../src/modules/companies/entities/company.entity';
@@ -71,27 +73,39 @@ describe('Relay decision lookups', () => {
     expect((await lookup.byId(companies[2].id))?.used).toBe(43);
   });
 
-  it("answers while another request's transaction is open, with what is committed", async () => {
+  it("answers while another request's transaction is open: PostgreSQL with what is committed, SQLite once that transaction ends, ahead of the one queued behind it", async () => {
     const lookup = t.app.get(CompanyRelayLookup);
+    const transactions = t.app.get(TransactionService);
+    const runtime = t.app.get(DatabaseRuntime);
     const company = await createPaidCompany(t);
     const held = latch();
     const changed = latch();
-    // A log batch's transaction, say: it counts the company's mail and stays open for a while.
-    const transaction = t.app.get(TransactionService).run(async (em) => {
+    // A log batch's unit, say: it counts the company's mail, and another batch waits behind it.
+    const open = transactions.run(async (em) => {
       await em.getRepository(Company).update({ id: company.id }, { used: 7 });
       changed.open();
       await held.wait;
     });
     await changed.wait;
+    const queued = transactions.run((em) =>
+      em.getRepository(Company).update({ id: company.id }, { used: 9 }),
+    );
     let during: { used: number } | null | undefined;
     void lookup.byId(company.id).then((facts) => (during = facts));
-    // On SQLite the shared connection would make the read wait for the commit: it reads through
-    // the read-only connection instead (SqliteRuntime.committedReader).
-    await until(() => during !== undefined, 'the lookup answered while the transaction was open', 3_000);
-    expect(during?.used).toBe(0);
-    held.open();
-    await transaction;
-    expect((await lookup.byId(company.id))?.used).toBe(7);
+    if (runtime instanceof SqliteRuntime) {
+      // One connection: the read waits for the open transaction, beside the one queued behind it.
+      await until(() => runtime.gate.waiting >= 2, 'the read and the second transaction wait');
+      expect(during).toBeUndefined();
+      held.open();
+      await until(() => during !== undefined, 'the lookup answered once the transaction ended');
+      expect(during?.used).toBe(7);
+    } else {
+      await until(() => during !== undefined, 'the lookup answered while the transaction was open');
+      expect(during?.used).toBe(0);
+      held.open();
+    }
+    await Promise.all([open, queued]);
+    expect((await lookup.byId(company.id))?.used).toBe(9);
   });
 
   it('on PostgreSQL, reads the companies and domain owners of 50 concurrent decisions in one statement each', async () => {

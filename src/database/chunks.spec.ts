@@ -1,4 +1,4 @@
-import { chunks, ROWS_PER_STATEMENT } from './chunks';
+import { chunks, packed, ROWS_PER_STATEMENT } from './chunks';
 
 describe('chunks', () => {
   it('cuts a list into consecutive slices, the last one shorter', () => {
@@ -20,5 +20,19 @@ describe('chunks', () => {
   it('refuses a size that would never end', () => {
     expect(() => chunks([1], 0)).toThrow(RangeError);
     expect(() => chunks([1], Number.NaN)).toThrow(RangeError);
+  });
+});
+
+describe('packed', () => {
+  it('packs groups in order into units of at most the size, never splitting a group', () => {
+    expect(packed([[1, 2], [3], [4, 5, 6], [7]], 3)).toEqual([[1, 2, 3], [4, 5, 6], [7]]);
+    expect(packed([[1], [2, 3, 4, 5], [6]], 3)).toEqual([[1], [2, 3, 4, 5], [6]]);
+    expect(packed([[1], [], [2]], 2)).toEqual([[1, 2]]);
+  });
+
+  it('answers no unit for no groups, one for any number when the size is unbounded', () => {
+    expect(packed([], 5)).toEqual([]);
+    expect(packed([[1, 2], [3]], Number.POSITIVE_INFINITY)).toEqual([[1, 2, 3]]);
+    expect(() => packed([[1]], 0)).toThrow(RangeError);
   });
 });

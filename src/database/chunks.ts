@@ -12,3 +12,22 @@ export function chunks<T>(items: readonly T[], size: number = ROWS_PER_STATEMENT
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
+
+/**
+ * `groups` packed in order into units of at most `size` items, a group never split (one larger
+ * than `size` is a unit alone); each unit flattened. None for no groups.
+ */
+export function packed<T>(groups: ReadonlyArray<readonly T[]>, size: number): T[][] {
+  if (!(size >= 1)) throw new RangeError(`packed: size ${size}`);
+  const out: T[][] = [];
+  let unit: T[] = [];
+  for (const group of groups) {
+    if (unit.length > 0 && unit.length + group.length > size) {
+      out.push(unit);
+      unit = [];
+    }
+    unit.push(...group);
+  }
+  if (unit.length > 0) out.push(unit);
+  return out;
+}

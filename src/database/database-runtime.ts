@@ -92,9 +92,6 @@ export abstract class DatabaseRuntime {
 
   /** A date as a parameter of a HotRead: what the driver binds. */
   abstract sqlDate(date: Date): Date | string;
-
-  /** Closes what the runtime opened beside TypeORM's connection. */
-  close(): void {}
 }
 
 /**

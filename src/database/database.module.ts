@@ -1,4 +1,4 @@
-import { Global, Module, OnApplicationShutdown } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
@@ -39,10 +39,4 @@ export function createDatabaseRuntime(dataSource: DataSource): DatabaseRuntime {
   ],
   exports: [DatabaseRuntime, TransactionService, SqlDialect, ChangeNotices],
 })
-export class DatabaseModule implements OnApplicationShutdown {
-  constructor(private readonly runtime: DatabaseRuntime) {}
-
-  onApplicationShutdown(): void {
-    this.runtime.close();
-  }
-}
+export class DatabaseModule {}

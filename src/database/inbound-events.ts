@@ -8,7 +8,7 @@ import {
   Repository,
 } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error';
-import { chunks } from './chunks';
+import { chunks, packed } from './chunks';
 import { DATETIME } from './column-types';
 import { isUniqueViolation } from './database-errors';
 import type { SqlDialect } from './sql-dialect';
@@ -89,8 +89,11 @@ export type ApplyMany<E extends InboundEvent> = (em: EntityManager, events: E[])
  * transaction (InboundEventInbox.receiveInUnits).
  */
 export interface UnitsOfWork<E extends InboundEvent, P> {
-  /** The pieces; called when they are needed (a batch waiting for its turn holds its body only). */
-  pieces(): P[];
+  /**
+   * The pieces, in groups a unit never splits (a queue's lines: its records are rebuilt from all
+   * of them at once); called when they are needed (a batch waiting for its turn holds its body only).
+   */
+  groups(): P[][];
   /** Applies some of the pieces in the transaction `em`; idempotent. */
   applyUnit(em: EntityManager, unit: P[]): Promise<void>;
   /** Columns to store with the applied event (what applying its pieces found). */
@@ -210,11 +213,11 @@ export class InboundEventInbox<E extends InboundEvent> {
   async receiveInUnits<P>(event: E, work: UnitsOfWork<E, P>): Promise<boolean> {
     const unit = this.batches().transactions.bulkUnit;
     // An unbounded unit needs no count: the pieces are then read once the transaction has begun.
-    if (!Number.isFinite(unit) || work.pieces().length <= unit) {
+    if (!Number.isFinite(unit) || count(work.groups()) <= unit) {
       const applied = await this.receiveMany(
         [event],
         async (em, due) => {
-          await work.applyUnit(em, work.pieces());
+          await work.applyUnit(em, work.groups().flat());
           await this.setColumns(em, due, work.applied());
         },
         () => work.unapplied(),
@@ -228,7 +231,7 @@ export class InboundEventInbox<E extends InboundEvent> {
   /** Applies an event's pieces a unit of bulk work per transaction (see receiveInUnits); the retry job's `apply`. */
   async applyInUnits<P>(work: UnitsOfWork<E, P>): Promise<Applied<E>> {
     const { transactions, presumed } = this.batches();
-    for (const unit of chunks(work.pieces(), transactions.bulkUnit)) {
+    for (const unit of packed(work.groups(), transactions.bulkUnit)) {
       await transactions.runRowLocking((em) => work.applyUnit(em, unit));
     }
     return { outcome: presumed, record: work.applied() };
@@ -470,4 +473,8 @@ export class InboundEventInbox<E extends InboundEvent> {
 
 function isRetryable(event: InboundEvent): boolean {
   return event.lastError !== null || event.createdAt.getTime() < Date.now() - IN_FLIGHT_MS;
+}
+
+function count(groups: ReadonlyArray<readonly unknown[]>): number {
+  return groups.reduce((n, group) => n + group.length, 0);
 }

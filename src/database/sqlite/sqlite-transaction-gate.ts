@@ -80,15 +80,10 @@ export class SqliteTransactionGate implements EntitySubscriberInterface {
    * for every queued log batch.
    */
   whenNoOpenTransaction<T>(read: () => T): Promise<T> {
-    if (!this.mustWait()) return Promise.resolve().then(read);
+    // Now, in this same step: a transaction that began in between would hand the read its snapshot.
+    if (!this.mustWait()) return settle(read);
     return new Promise((resolve, reject) =>
-      this.openEnded.push(() => {
-        try {
-          resolve(read());
-        } catch (e: unknown) {
-          reject(e instanceof Error ? e : new Error(String(e)));
-        }
-      }),
+      this.openEnded.push(() => void settle(read).then(resolve, reject)),
     );
   }
 
@@ -180,5 +175,14 @@ export class SqliteTransactionGate implements EntitySubscriberInterface {
 
   private insideTransaction(): boolean {
     return this.owner !== undefined && this.scope.getStore() === this.owner;
+  }
+}
+
+/** `read()`'s answer or error as a promise, read at once. */
+function settle<T>(read: () => T): Promise<T> {
+  try {
+    return Promise.resolve(read());
+  } catch (e: unknown) {
+    return Promise.reject(e instanceof Error ? e : new Error(String(e)));
   }
 }

@@ -114,15 +114,16 @@ export class LogBatchesService {
 
   /**
    * A batch's work for the inbox: its Postfix lines, parsed once, when first asked for (a batch
-   * waiting for its turn holds its body only), applied some at a time; `records` adds up the
-   * clean records each unit changed.
+   * waiting for its turn holds its body only), applied some queues at a time; `records` adds up
+   * the clean records each unit changed.
    */
   private linesOf(parse: () => ParsedLines, raw: () => string) {
     let lines: ParsedLines | undefined;
+    let groups: ParsedLine[][] | undefined;
     const work = {
       records: 0,
       lines: () => (lines ??= parse()),
-      pieces: () => work.lines().parsed,
+      groups: () => (groups ??= byQueue(work.lines().parsed)),
       applyUnit: async (em: EntityManager, unit: ParsedLine[]) => {
         work.records += await this.applyLines(em, unit);
       },
@@ -191,4 +192,25 @@ export class LogBatchesService {
     );
     return rebuilt.records;
   }
+}
+
+/**
+ * The lines by queue, in the order each queue first appears: a unit of work holds a queue's lines
+ * whole, so its records are built once from them (a queue split over units would be read back
+ * and rebuilt by each). A line of no queue (`NOQUEUE: reject`) is a group of its own.
+ */
+function byQueue(lines: ParsedLine[]): ParsedLine[][] {
+  const groups = new Map<string, ParsedLine[]>();
+  const alone: ParsedLine[][] = [];
+  for (const line of lines) {
+    if (!('queueId' in line.event)) {
+      alone.push([line]);
+      continue;
+    }
+    const key = queueKey(line.host, line.event.queueId);
+    const group = groups.get(key);
+    if (group) group.push(line);
+    else groups.set(key, [line]);
+  }
+  return [...groups.values(), ...alone];
 }
