@@ -76,7 +76,9 @@ describe('Deliverability (deliverability.md)', () => {
   let receiver: WebhookReceiver;
   let admin: CreatedAdmin;
   const today = new Date().toISOString().slice(0, 10);
-  const window = `from=${today}&to=${today}`;
+  // From yesterday: the records are an hour old, and between 00:00 and 01:00 UTC that is yesterday.
+  const yesterday = new Date(Date.now() - 24 * HOUR).toISOString().slice(0, 10);
+  const window = `from=${yesterday}&to=${today}`;
 
   const postLogs = (lines: string[]) =>
     t

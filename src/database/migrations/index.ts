@@ -17,6 +17,7 @@ import { Emails1765065600000 } from './1765065600000-emails';
 import { EmailRetriedRecipients1765152000000 } from './1765152000000-email-retried-recipients';
 import { Deliverability1765238400000 } from './1765238400000-deliverability';
 import { RollUpShards1765324800000 } from './1765324800000-roll-up-shards';
+import { ProviderEventKeys1765411200000 } from './1765411200000-provider-event-keys';
 
 /** In order. Listed explicitly so the compiled app, ts-jest and the CLI all load the same set. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   EmailRetriedRecipients1765152000000,
   Deliverability1765238400000,
   RollUpShards1765324800000,
+  ProviderEventKeys1765411200000,
 ];

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager, In } from 'typeorm';
+import { EntityManager, FindOptionsSelect, FindOptionsWhere, In, IsNull } from 'typeorm';
 import { chunks } from '../../database/chunks';
 import { SqlDialect } from '../../database/sql-dialect';
 import { PostfixDelivery } from './entities/postfix-delivery.entity';
@@ -23,6 +23,20 @@ export type StoredProviderEvent = Pick<
   | 'dsn'
   | 'reason'
 >;
+
+const STORED_EVENT_COLUMNS: FindOptionsSelect<ProviderEvent> = {
+  id: true,
+  eventKey: true,
+  type: true,
+  recipient: true,
+  messageId: true,
+  providerMessageId: true,
+  recordId: true,
+  at: true,
+  bounceKind: true,
+  dsn: true,
+  reason: true,
+};
 
 /**
  * The stored facts clean records are built from: the queues (what Postfix said of each message),
@@ -146,32 +160,39 @@ export class DeliveryFacts {
     }
   }
 
-  /** The provider events of these recipients, applied or still waiting for their message, oldest first. */
-  async eventsOfRecipients(em: EntityManager, recipients: string[]): Promise<StoredProviderEvent[]> {
-    const unique = [...new Set(recipients)];
-    const found: StoredProviderEvent[] = [];
-    for (const chunk of chunks(unique)) {
-      found.push(
-        ...(await em.getRepository(ProviderEvent).find({
-          where: { recipient: In(chunk) },
-          select: {
-            id: true,
-            eventKey: true,
-            type: true,
-            recipient: true,
-            messageId: true,
-            providerMessageId: true,
-            recordId: true,
-            at: true,
-            bounceKind: true,
-            dsn: true,
-            reason: true,
-          },
-          order: { id: 'ASC' },
-        })),
-      );
+  /**
+   * The provider events that may belong to these records, applied or still waiting for their
+   * message, oldest first: those naming a record's message by the provider's id (its `queued as`),
+   * and those with no such id naming it by its Message-ID, for the record's recipient. Read by
+   * those keys, not by recipient: a busy recipient gathers thousands of events.
+   */
+  async eventsOfRecords(
+    em: EntityManager,
+    records: ReadonlyArray<{ to: string; remoteQueueId: string | null; messageId: string | null }>,
+  ): Promise<StoredProviderEvent[]> {
+    const wanted = new Set<string>();
+    for (const r of records) {
+      if (r.remoteQueueId) wanted.add(`p\n${r.remoteQueueId}\n${r.to}`);
+      if (r.messageId) wanted.add(`m\n${r.messageId}\n${r.to}`);
     }
-    return found;
+    const remoteIds = [...new Set(records.flatMap((r) => (r.remoteQueueId ? [r.remoteQueueId] : [])))];
+    const messageIds = [...new Set(records.flatMap((r) => (r.messageId ? [r.messageId] : [])))];
+    const found = new Map<number, StoredProviderEvent>();
+    const read = async (where: FindOptionsWhere<ProviderEvent>) => {
+      for (const event of await em
+        .getRepository(ProviderEvent)
+        .find({ where, select: STORED_EVENT_COLUMNS })) {
+        const key = event.providerMessageId
+          ? `p\n${event.providerMessageId}\n${event.recipient}`
+          : `m\n${event.messageId}\n${event.recipient}`;
+        if (wanted.has(key)) found.set(event.id, event);
+      }
+    };
+    for (const chunk of chunks(remoteIds)) await read({ providerMessageId: In(chunk) });
+    for (const chunk of chunks(messageIds)) {
+      await read({ messageId: In(chunk), providerMessageId: IsNull() });
+    }
+    return [...found.values()].sort((a, b) => a.id - b.id);
   }
 
   /**

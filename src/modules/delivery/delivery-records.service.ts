@@ -84,10 +84,6 @@ export class DeliveryRecordsService {
       if (group) group.push(d);
       else byRecipient.set(key, [d]);
     }
-    const events = await this.facts.eventsOfRecipients(
-      em,
-      deliveries.map((d) => d.recipient),
-    );
     const queueByKey = new Map(queueRows.map((q) => [queueKey(q.host, q.queueId), q]));
     const companies = await this.queueCompanies(em, queueRows);
 
@@ -98,6 +94,10 @@ export class DeliveryRecordsService {
       if (!queue) continue;
       bare.push({ queue, group, record: buildQueuedRecord(queue, group, [], companies.get(queue)!) });
     }
+    const events = await this.facts.eventsOfRecords(
+      em,
+      bare.map((b) => b.record),
+    );
     const ambiguous = await this.ambiguousEvents(
       em,
       events,
