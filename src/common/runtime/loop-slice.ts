@@ -8,8 +8,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 export const LOOP_SLICE_MS = 20;
 
 /**
- * A time slice of the event loop shared by the bulk requests: each waits for its place before
- * its handler (waitForLoopSlice). The first piece of work in a turn opens the slice; later pieces go on while it
+ * A time slice of the event loop shared by everything that may run long on it: bulk requests
+ * before their handler (waitForLoopSlice), and every statement of the SQLite connection that goes
+ * through TypeORM (SqliteTransactionGate). The first piece of work in a turn opens the slice; later pieces go on while it
  * is younger than `sliceMs` and wait for the next turn once it is spent (a setImmediate closes the
  * slice, so a slice never outlives its turn). What waited goes on in the order it came, each first
  * in line opening the next slice.
@@ -48,5 +49,5 @@ export class LoopSlice {
   }
 }
 
-/** The process's one slice, which every bulk request shares. */
+/** The process's one slice: the bulk requests and the SQLite connection share the same loop. */
 export const eventLoopSlice = new LoopSlice();

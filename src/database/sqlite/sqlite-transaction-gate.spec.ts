@@ -1,4 +1,5 @@
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
+import { LoopSlice } from '../../common/runtime/loop-slice';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
 @Entity('probe')
@@ -171,18 +172,24 @@ describe('SqliteTransactionGate', () => {
     expect(await labels()).toEqual(['unit 1', 'unit 2']);
   });
 
-  it('does not pause inside a transaction: its statements run in one turn of the event loop', async () => {
-    const order: string[] = [];
-    setImmediate(() => order.push('other work'));
-    await gate.transaction(() =>
-      dataSource.transaction(async (em) => {
-        for (let n = 0; n < 50; n++) await em.query('SELECT 1');
-        order.push('transaction done');
-      }),
-    );
-    expect(order).toEqual(['transaction done']);
-    await turn();
-    expect(order).toEqual(['transaction done', 'other work']);
+  it('lets the event loop turn inside a long transaction once the slice of the turn is spent', async () => {
+    const sliced = await new DataSource({ type: 'better-sqlite3', database: ':memory:' }).initialize();
+    try {
+      // A slice of 0 ms: every statement after the first of a turn waits for the next turn.
+      const slicedGate = new SqliteTransactionGate(new LoopSlice(0));
+      slicedGate.install(sliced);
+      const order: string[] = [];
+      setImmediate(() => order.push('other work'));
+      await slicedGate.transaction(() =>
+        sliced.transaction(async (em) => {
+          for (let n = 0; n < 5; n++) await em.query('SELECT 1');
+          order.push('transaction done');
+        }),
+      );
+      expect(order).toEqual(['other work', 'transaction done']);
+    } finally {
+      await sliced.destroy();
+    }
   });
 
   it('says when a read must wait', async () => {
