@@ -967,6 +967,18 @@ function reportFigures(reports: SeededReports, d: DeliverabilityFigures): Figure
   ];
 }
 
+/** The delivery-data run's options: the service's inbound credentials, one user's token, the figures' sizes. */
+function deliveryDataOptions(token: string) {
+  return {
+    logShipperKey: LOG_SHIPPER_API_KEY,
+    webhookUser: WEBHOOK_USER,
+    webhookPassword: WEBHOOK_PASSWORD,
+    token,
+    seconds: DURATION_S,
+    records: RECORDS,
+  };
+}
+
 function printPhases(watch: ServiceWatch): void {
   console.log(
     "\nphase by phase: event-loop delay max, sampled RSS peak, and at the phase's end V8 heap used/total and external (MB)",
@@ -1129,14 +1141,7 @@ async function main(): Promise<void> {
       }
       if (ONLY.includes('delivery')) {
         console.log(`delivery data: ingest and provider events ${DURATION_S} s each…`);
-        await measureDeliveryData(service, watch, db, {
-          logShipperKey: LOG_SHIPPER_API_KEY,
-          webhookUser: WEBHOOK_USER,
-          webhookPassword: WEBHOOK_PASSWORD,
-          token: tokens[0],
-          seconds: DURATION_S,
-          records: RECORDS,
-        });
+        await measureDeliveryData(service, watch, db, deliveryDataOptions(tokens[0]));
       }
       if (ONLY.includes('fleet')) only.push(...fleetFigures(await fleetRun(), live, db.kind));
       // Before the webhooks: their endpoints would get the alerts' deliverability.alert events.
@@ -1235,14 +1240,7 @@ async function main(): Promise<void> {
     console.log(
       `delivery data: ingest and provider events ${DURATION_S} s each, then ${fmt(RECORDS)} clean records seeded for the reports…`,
     );
-    const delivery = await measureDeliveryData(service, watch, db, {
-      logShipperKey: LOG_SHIPPER_API_KEY,
-      webhookUser: WEBHOOK_USER,
-      webhookPassword: WEBHOOK_PASSWORD,
-      token: tokens[0],
-      seconds: DURATION_S,
-      records: RECORDS,
-    });
+    const delivery = await measureDeliveryData(service, watch, db, deliveryDataOptions(tokens[0]));
     const fleet = await fleetRun();
     console.log('the providers and bounce-categories reports, and the deliverability-alerts job…');
     const deliverability = await measureDeliverability(service, watch, db, {

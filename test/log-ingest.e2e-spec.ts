@@ -46,6 +46,17 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
 
   const paidCompany = () => createPaidCompany(t);
 
+  /** The retry job, run once the batches stored now are no longer in flight (31 s later). */
+  async function retryJobLater(): Promise<number> {
+    const clock = fakeDateAt(Date.now());
+    try {
+      clock.set(Date.now() + 31_000);
+      return await t.app.get(LogBatchesService).retryUnapplied();
+    } finally {
+      jest.useRealTimers();
+    }
+  }
+
   const used = async (company: Company) => (await companies.findOneByOrFail({ id: company.id })).used;
 
   beforeAll(async () => {
@@ -149,13 +160,7 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
     expect(await used(company)).toBe(0);
 
     // The retry job applies it from the stored body, and drops the body.
-    const clock = fakeDateAt(Date.now());
-    try {
-      clock.set(Date.now() + 31_000);
-      expect(await t.app.get(LogBatchesService).retryUnapplied()).toBe(1);
-    } finally {
-      jest.useRealTimers();
-    }
+    expect(await retryJobLater()).toBe(1);
     expect(await batches.findOneByOrFail({ id: stored.id })).toMatchObject({
       raw: '',
       outcome: 'applied',
@@ -249,13 +254,7 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
       expect(await logs.countBy({ queueId: queues[4] })).toBe(0);
       expect(await used(company)).toBe(4);
 
-      const clock = fakeDateAt(Date.now());
-      try {
-        clock.set(Date.now() + 31_000);
-        expect(await t.app.get(LogBatchesService).retryUnapplied()).toBe(1);
-      } finally {
-        jest.useRealTimers();
-      }
+      expect(await retryJobLater()).toBe(1);
       expect(await batches.findOneByOrFail({ id: stored.id })).toMatchObject({
         raw: '',
         outcome: 'applied',
