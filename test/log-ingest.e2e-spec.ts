@@ -46,15 +46,37 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
 
   const paidCompany = () => createPaidCompany(t);
 
-  /** The retry job, run once the batches stored now are no longer in flight (31 s later). */
-  async function retryJobLater(): Promise<number> {
+  /** The newest text batch left unapplied, which must be kept whole with the error that stopped it. */
+  async function keptUnapplied(body: string): Promise<LogBatch> {
+    const [stored] = await t.dataSource.getRepository(LogBatch).find({
+      where: { contentType: 'text', outcome: IsNull() },
+      order: { id: 'DESC' },
+      take: 1,
+    });
+    expect(stored).toMatchObject({
+      raw: body,
+      outcome: null,
+      attempts: 1,
+      lastError: 'Error: database hiccup',
+    });
+    return stored;
+  }
+
+  /**
+   * Runs the retry job once the batches stored now are no longer in flight (31 s later): it must
+   * apply `stored`, alone, and drop its body. Answers the batch's row.
+   */
+  async function appliedByRetryJob(stored: LogBatch): Promise<LogBatch> {
     const clock = fakeDateAt(Date.now());
     try {
       clock.set(Date.now() + 31_000);
-      return await t.app.get(LogBatchesService).retryUnapplied();
+      expect(await t.app.get(LogBatchesService).retryUnapplied()).toBe(1);
     } finally {
       jest.useRealTimers();
     }
+    const row = await t.dataSource.getRepository(LogBatch).findOneByOrFail({ id: stored.id });
+    expect(row).toMatchObject({ raw: '', outcome: 'applied', attempts: 2, lastError: null });
+    return row;
   }
 
   const used = async (company: Company) => (await companies.findOneByOrFail({ id: company.id })).used;
@@ -145,29 +167,12 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
       failing.mockRestore();
     }
     const batches = t.dataSource.getRepository(LogBatch);
-    const [stored] = await batches.find({
-      where: { contentType: 'text', outcome: IsNull() },
-      order: { id: 'DESC' },
-      take: 1,
-    });
-    expect(stored).toMatchObject({
-      raw: body,
-      outcome: null,
-      attempts: 1,
-      lastError: 'Error: database hiccup',
-    });
+    const stored = await keptUnapplied(body);
     expect(await logs.countBy({ queueId: 'AB12C2839A' })).toBe(0);
     expect(await used(company)).toBe(0);
 
     // The retry job applies it from the stored body, and drops the body.
-    expect(await retryJobLater()).toBe(1);
-    expect(await batches.findOneByOrFail({ id: stored.id })).toMatchObject({
-      raw: '',
-      outcome: 'applied',
-      attempts: 2,
-      lastError: null,
-      records: 4,
-    });
+    expect((await appliedByRetryJob(stored)).records).toBe(4);
     expect(await logs.countBy({ queueId: 'AB12C2839A' })).toBe(2);
     expect(await used(company)).toBe(2);
     // The shipper's own retry is then a copy.
@@ -237,30 +242,14 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
         'Log batch stored but not applied yet; retry later',
       );
       const batches = t.dataSource.getRepository(LogBatch);
-      const [stored] = await batches.find({
-        where: { contentType: 'text', outcome: IsNull() },
-        order: { id: 'DESC' },
-        take: 1,
-      });
-      expect(stored).toMatchObject({
-        raw: body,
-        outcome: null,
-        attempts: 1,
-        lastError: 'Error: database hiccup',
-      });
+      const stored = await keptUnapplied(body);
       // The three units before the failure stand: the first and the second message, whole.
       expect(await logs.countBy({ queueId: queues[0] })).toBe(2);
       expect(await logs.countBy({ queueId: queues[2] })).toBe(2);
       expect(await logs.countBy({ queueId: queues[4] })).toBe(0);
       expect(await used(company)).toBe(4);
 
-      expect(await retryJobLater()).toBe(1);
-      expect(await batches.findOneByOrFail({ id: stored.id })).toMatchObject({
-        raw: '',
-        outcome: 'applied',
-        attempts: 2,
-        lastError: null,
-      });
+      await appliedByRetryJob(stored);
       for (const q of [queues[0], queues[2], queues[4]]) expect(await logs.countBy({ queueId: q })).toBe(2);
       expect(await used(company)).toBe(6);
       expect(await batches.countBy({ outcome: IsNull() })).toBe(0);
