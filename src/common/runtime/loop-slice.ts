@@ -10,9 +10,9 @@ export const LOOP_SLICE_MS = 20;
 /**
  * A time slice of the event loop shared by everything that may run long on it: bulk requests
  * before their handler (waitForLoopSlice), and every statement of the SQLite connection that goes
- * through TypeORM (SqliteTransactionGate). The first piece of work in a turn opens the slice; later pieces go on while it
- * is younger than `sliceMs` and wait for the next turn once it is spent (a setImmediate closes the
- * slice, so a slice never outlives its turn). What waited goes on in the order it came, each first
+ * through TypeORM (SqliteTransactionGate). The first piece of work in a turn opens the slice;
+ * later pieces go on while it is younger than `sliceMs` and wait for the next turn once it is
+ * spent (a setImmediate closes the slice, so a slice never outlives its turn). What waited goes on in the order it came, each first
  * in line opening the next slice.
  *
  * It bounds work between yield points, not the work of one piece: a single long statement or

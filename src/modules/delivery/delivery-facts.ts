@@ -170,11 +170,7 @@ export class DeliveryFacts {
     em: EntityManager,
     records: ReadonlyArray<{ to: string; remoteQueueId: string | null; messageId: string | null }>,
   ): Promise<StoredProviderEvent[]> {
-    const wanted = new Set<string>();
-    for (const r of records) {
-      if (r.remoteQueueId) wanted.add(`p\n${r.remoteQueueId}\n${r.to}`);
-      if (r.messageId) wanted.add(`m\n${r.messageId}\n${r.to}`);
-    }
+    const wanted = new Set(records.flatMap(recordMatchKeys));
     const remoteIds = [...new Set(records.flatMap((r) => (r.remoteQueueId ? [r.remoteQueueId] : [])))];
     const messageIds = [...new Set(records.flatMap((r) => (r.messageId ? [r.messageId] : [])))];
     const found = new Map<number, StoredProviderEvent>();
@@ -182,10 +178,7 @@ export class DeliveryFacts {
       for (const event of await em
         .getRepository(ProviderEvent)
         .find({ where, select: STORED_EVENT_COLUMNS })) {
-        const key = event.providerMessageId
-          ? `p\n${event.providerMessageId}\n${event.recipient}`
-          : `m\n${event.messageId}\n${event.recipient}`;
-        if (wanted.has(key)) found.set(event.id, event);
+        if (wanted.has(eventMatchKey(event))) found.set(event.id, event);
       }
     };
     for (const chunk of chunks(remoteIds)) await read({ providerMessageId: In(chunk) });
@@ -223,4 +216,28 @@ export class DeliveryFacts {
         .execute();
     }
   }
+}
+
+/**
+ * What matches a provider event to its record until it is applied: the provider's own message id
+ * (the record's `queued as`) when the event has one, else its Message-ID; with the recipient.
+ */
+export function eventMatchKey(
+  event: Pick<StoredProviderEvent, 'providerMessageId' | 'messageId' | 'recipient'>,
+): string {
+  return event.providerMessageId
+    ? `provider\n${event.providerMessageId}\n${event.recipient}`
+    : `message\n${event.messageId}\n${event.recipient}`;
+}
+
+/** The keys a record's provider events may match it by (eventMatchKey). */
+export function recordMatchKeys(record: {
+  to: string;
+  remoteQueueId: string | null;
+  messageId: string | null;
+}): string[] {
+  const keys: string[] = [];
+  if (record.remoteQueueId) keys.push(`provider\n${record.remoteQueueId}\n${record.to}`);
+  if (record.messageId) keys.push(`message\n${record.messageId}\n${record.to}`);
+  return keys;
 }

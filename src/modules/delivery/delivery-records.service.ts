@@ -15,7 +15,7 @@ import {
   recordChanged,
 } from './clean-record-builder';
 import { PostfixQueue } from './entities/postfix-queue.entity';
-import { DeliveryFacts, StoredProviderEvent } from './delivery-facts';
+import { DeliveryFacts, eventMatchKey, recordMatchKeys, StoredProviderEvent } from './delivery-facts';
 import { DeliveryLine, queueKey } from './parsing/queue-facts';
 import { RebuildTargets } from './rebuild-targets';
 import { QuotaCountedRecord } from './entities/quota-counted-record.entity';
@@ -376,9 +376,7 @@ export class DeliveryRecordsService {
  */
 function matches(event: StoredProviderEvent, record: CleanRecord): boolean {
   if (event.recordId !== null) return event.recordId === record.id;
-  if (event.recipient !== record.to) return false;
-  if (event.providerMessageId) return event.providerMessageId === record.remoteQueueId;
-  return Boolean(event.messageId && event.messageId === record.messageId);
+  return recordMatchKeys(record).includes(eventMatchKey(event));
 }
 
 function recordCompany(company: { id: number; uuid: string } | null): RecordCompany | null {
