@@ -9,6 +9,7 @@ import { PostgresRuntime } from './postgres/postgres-runtime';
 import { SqlDialect } from './sql-dialect';
 import { SqliteCheckpoints } from './sqlite/sqlite-checkpoints';
 import { SqliteRuntime } from './sqlite/sqlite-runtime';
+import { SqliteStatistics } from './sqlite/sqlite-statistics';
 import { TransactionService } from './transaction.service';
 
 /** The engine's adapter for a data source: PostgreSQL's, or the embedded SQLite's. */
@@ -36,6 +37,7 @@ export function createDatabaseRuntime(dataSource: DataSource): DatabaseRuntime {
     SqlDialect,
     ChangeNotices,
     SqliteCheckpoints,
+    SqliteStatistics,
   ],
   exports: [DatabaseRuntime, TransactionService, SqlDialect, ChangeNotices],
 })
