@@ -3,7 +3,7 @@ import { CHECKPOINT_EVERY_MS } from '../src/database/sqlite/sqlite-checkpoints';
 import { createTestApp, TestApp } from './support/test-app';
 
 const onSqlite = !process.env.DATABASE_URL;
-/** Well under the service connection's own threshold (wal_autocheckpoint = 10,000 pages of 4 KB). */
+/** Well under the service connection's own threshold (wal_autocheckpoint = 30,000 pages of 4 KB). */
 const WRITTEN_BYTES = 8 * 1024 * 1024;
 
 /**

@@ -46,8 +46,9 @@ export function buildDataSourceOptions({ databaseUrl, dataDir }: DatabaseSetting
       db.pragma('synchronous = NORMAL');
       db.pragma('busy_timeout = 5000');
       db.pragma('foreign_keys = ON');
-      db.pragma('wal_autocheckpoint = 10000');
+      db.pragma('wal_autocheckpoint = 30000');
       db.pragma('cache_size = -32000');
+      db.pragma('temp_store = MEMORY');
     },
   };
 }
