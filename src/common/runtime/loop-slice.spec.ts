@@ -21,7 +21,7 @@ describe('LoopSlice', () => {
     const began: Array<[string, number]> = [];
     await Promise.all(
       ['a', 'b', 'c'].map(async (name) => {
-        await slice.take();
+        await new Promise<void>((go) => slice.whenAllowed(go));
         began.push([name, turns.now]);
       }),
     );

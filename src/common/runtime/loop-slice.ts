@@ -1,5 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
-
 /**
  * How long work started in one turn of the event loop runs before the next piece of it waits for
  * the next turn. Requests that arrive together are all read in one turn (40 log batches sent at
@@ -8,9 +6,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 export const LOOP_SLICE_MS = 20;
 
 /**
- * A time slice of the event loop shared by everything that may run long on it: bulk requests
- * before their handler (waitForLoopSlice), and every statement of the SQLite connection that goes
- * through TypeORM (SqliteTransactionGate). The first piece of work in a turn opens the slice;
+ * A time slice of the event loop shared by the bulk requests before their handler
+ * (waitForLoopSlice): 40 log batches that arrive together are read over several turns, not in
+ * one block. The first piece of work in a turn opens the slice;
  * later pieces go on while it is younger than `sliceMs` and wait for the next turn once it is
  * spent (a setImmediate closes the slice, so a slice never outlives its turn). What waited goes on in the order it came, each first
  * in line opening the next slice.
@@ -37,17 +35,12 @@ export class LoopSlice {
     return now - this.startedAt < this.sliceMs;
   }
 
-  /** Resolves in this turn while the slice lasts, else in the first later turn that lets it in. */
-  async take(): Promise<void> {
-    while (!this.enter()) await nextTurn();
-  }
-
-  /** `take` for callback-style hooks: calls `go` at once when the slice allows, without a promise. */
+  /** Calls `go` at once while the slice allows, else in the first later turn that lets it in. */
   whenAllowed(go: () => void): void {
     if (this.enter()) go();
     else setImmediate(() => this.whenAllowed(go));
   }
 }
 
-/** The process's one slice: the bulk requests and the SQLite connection share the same loop. */
+/** The process's one slice, shared by every bulk request. */
 export const eventLoopSlice = new LoopSlice();

@@ -1,5 +1,4 @@
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
-import { LoopSlice } from '../../common/runtime/loop-slice';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
 @Entity('probe')
@@ -25,9 +24,7 @@ describe('SqliteTransactionGate', () => {
       entities: [Probe],
     }).initialize();
     await dataSource.query('CREATE TABLE probe (id integer PRIMARY KEY NOT NULL, label text NOT NULL)');
-    // A slice that never runs out: the order the tests see comes from the gate's own turns alone,
-    // however slow the machine (the slice has a test of its own below).
-    gate = new SqliteTransactionGate(new LoopSlice(Number.POSITIVE_INFINITY));
+    gate = new SqliteTransactionGate();
     gate.install(dataSource);
   });
   afterEach(async () => {
@@ -174,24 +171,24 @@ describe('SqliteTransactionGate', () => {
     expect(await labels()).toEqual(['unit 1', 'unit 2']);
   });
 
-  it('lets the event loop turn inside a long transaction once the slice of the turn is spent', async () => {
-    const sliced = await new DataSource({ type: 'better-sqlite3', database: ':memory:' }).initialize();
-    try {
-      // A slice of 0 ms: every statement after the first of a turn waits for the next turn.
-      const slicedGate = new SqliteTransactionGate(new LoopSlice(0));
-      slicedGate.install(sliced);
-      const order: string[] = [];
-      setImmediate(() => order.push('other work'));
-      await slicedGate.transaction(() =>
-        sliced.transaction(async (em) => {
-          for (let n = 0; n < 5; n++) await em.query('SELECT 1');
-          order.push('transaction done');
-        }),
-      );
-      expect(order).toEqual(['other work', 'transaction done']);
-    } finally {
-      await sliced.destroy();
-    }
+  it('never pauses inside a transaction: its statements run in one go, the event loop turns after it', async () => {
+    const order: string[] = [];
+    setImmediate(() => order.push('other work'));
+    await gate.transaction(() =>
+      dataSource.transaction(async (em) => {
+        // A statement longer than a slice of the event loop (the gate once paused after one), then more.
+        await em.query(
+          'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500000) SELECT COUNT(*) FROM n',
+        );
+        for (let n = 0; n < 50; n++)
+          await em.query('INSERT INTO probe (id, label) VALUES (?, ?)', [n, `row ${n}`]);
+        order.push('transaction done');
+      }),
+    );
+    expect(order).toEqual(['transaction done']);
+    await turn();
+    expect(order).toEqual(['transaction done', 'other work']);
+    expect(await dataSource.query('SELECT COUNT(*) AS n FROM probe')).toEqual([{ n: 50 }]);
   });
 
   it('says when a read must wait', async () => {

@@ -1,7 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DataSource, EntitySubscriberInterface, TransactionCommitEvent } from 'typeorm';
 import type { BeforeQueryEvent } from 'typeorm/subscriber/event/QueryEvent';
-import { eventLoopSlice, LoopSlice } from '../../common/runtime/loop-slice';
 
 /** What waits at the gate, in the order it came: a transaction to begin, or an outside statement. */
 interface Waiting {
@@ -23,9 +22,9 @@ const UNSCOPED = Symbol('TypeORM’s own transaction');
  * begins once nothing is open or in flight and everything queued before it has gone; while it is
  * open, statements from outside its scope wait, in the order they came, with the transactions
  * queued behind it. Statements inside the scope pass, and a transaction begun inside one nests
- * (TypeORM uses a savepoint). Outside a transaction nothing waits. Between two transactions the
- * event loop turns (bulk work comes in short transactions: DatabaseRuntime.bulkUnit), and every
- * statement takes its place in the event loop's slice (`inSlice`).
+ * (TypeORM uses a savepoint). Outside a transaction nothing waits. A transaction runs whole,
+ * never paused; between two transactions the event loop turns, so bulk work, which comes in short
+ * transactions (DatabaseRuntime.bulkUnit), lets other requests in between its units.
  *
  * Only TypeORM's public API: the gate is a subscriber of the data source (`beforeQuery`, whose
  * promise TypeORM awaits before the statement, `afterQuery`, and the transaction events). A
@@ -44,8 +43,6 @@ export class SqliteTransactionGate implements EntitySubscriberInterface {
   private handingOver = false;
   /** Reads waiting for the open transaction to end and nothing more (see `whenNoOpenTransaction`). */
   private openEnded: Array<() => void> = [];
-
-  constructor(private readonly slice: LoopSlice = eventLoopSlice) {}
 
   /** Makes the gate one of the data source's subscribers. */
   install(dataSource: DataSource): void {
@@ -92,24 +89,12 @@ export class SqliteTransactionGate implements EntitySubscriberInterface {
 
   /** TypeORM: before every statement through the query runner; a promise returned is awaited. */
   beforeQuery(_event: BeforeQueryEvent): Promise<void> | void {
-    if (this.insideTransaction()) return this.inSlice();
+    if (this.insideTransaction()) return;
     if (this.owner === UNSCOPED || (this.owner === undefined && this.queue.length === 0)) {
       this.statementsInFlight++;
-      return this.inSlice();
+      return;
     }
-    return this.wait('statement', () => this.statementsInFlight++).then(() => this.inSlice());
-  }
-
-  /**
-   * Nothing while this turn of the event loop has not run its slice (LoopSlice), else a promise
-   * of the next turn that lets it in. better-sqlite3 answers synchronously and a chain of
-   * statements never yields to the event loop on its own; other requests' promise chains run
-   * between its statements too. Measured without it (bench, SQLite, a million records): even
-   * with bulk work in units of 200 pieces, the provider events at 50 connections held the loop
-   * 280–400 ms and the event webhooks 417 ms, over SQLite's 250 ms.
-   */
-  private inSlice(): Promise<void> | void {
-    return this.slice.enter() ? undefined : this.slice.take();
+    return this.wait('statement', () => this.statementsInFlight++);
   }
 
   /** TypeORM: after every statement (failed or not) through the query runner. */
