@@ -38,7 +38,8 @@
  * there, with the built relay agent beside it; without them the row says why it was skipped.
  * BENCH_EMAILS_HANDOVER (messages of the hand-over runs, default 2,000), BENCH_SWAKS_PROCESSES
  * (default 20), BENCH_SMTP_SOURCE_SESSIONS (default 50) and BENCH_POSTFIX_PROCESS_LIMIT (its
- * default_process_limit, default 400; Postfix's own is 100) tune it.
+ * default_process_limit, default 400; Postfix's own is 100) tune it; RELAY_SUBMIT_CONCURRENCY is
+ * passed to the service as set (the service's default otherwise).
  */
 import autocannon from 'autocannon';
 import * as jwt from 'jsonwebtoken';
@@ -1081,6 +1082,9 @@ async function main(): Promise<void> {
       ...(relayPort && {
         RELAY_SUBMIT_URL: `smtp://127.0.0.1:${relayPort.port}`,
         RELAY_SUBMIT_SECRET,
+      }),
+      ...(process.env.RELAY_SUBMIT_CONCURRENCY && {
+        RELAY_SUBMIT_CONCURRENCY: process.env.RELAY_SUBMIT_CONCURRENCY,
       }),
     };
     service = await startService(serviceEnv);

@@ -1382,6 +1382,64 @@ describe('Sending by HTTP (platform.md "Sending by HTTP")', () => {
     });
   });
 
+  describe('RELAY_SUBMIT_CONCURRENCY', () => {
+    it('bounds the messages a process hands to the relay at once; the rest wait unclaimed for a free place', async () => {
+      const held = new SubmissionServer();
+      await held.start();
+      let release!: () => void;
+      held.holdData = new Promise<void>((resolve) => (release = resolve));
+      const database = await freshDatabase();
+      const app = await createTestApp({
+        database,
+        env: { ...env(), RELAY_SUBMIT_URL: held.url, RELAY_SUBMIT_CONCURRENCY: '2' },
+      });
+      try {
+        const sender = await customer('bounded.test', {}, app);
+        const res = await app
+          .http()
+          .post('/api/v1/emails/batch')
+          .set(...bearer(sender.owner.accessToken))
+          .send({
+            messages: ['a', 'b', 'c', 'd', 'e'].map((to) =>
+              plain({ from: 'news@bounded.test', to: `${to}@example.net` }),
+            ),
+          });
+        expect(res.status).toBe(202);
+        const ids: string[] = res.body.data.items.map((item: { id: string }) => item.id);
+        expect(ids).toHaveLength(5);
+        // The five were stored together, so the worker's first claim saw them all: it took two.
+        await until(() => held.inData >= 2, 'two messages reach the relay', WITHIN);
+        const emails = app.dataSource.getRepository(Email);
+        const rows = await emails.find({ where: ids.map((uuid) => ({ uuid })) });
+        expect(rows.filter((e) => e.claim !== null)).toHaveLength(2);
+        expect(rows.filter((e) => e.claim === null).map((e) => e.status)).toEqual([
+          'queued',
+          'queued',
+          'queued',
+        ]);
+
+        release();
+        await until(() => held.messages.length === 5, 'all five reach the relay', WITHIN);
+        for (const id of ids)
+          await until(
+            async () => (await emails.findOneByOrFail({ uuid: id })).status === 'submitted',
+            `${id} recorded`,
+            WITHIN,
+          );
+        // Without the bound one company's pool alone would have had three at once.
+        expect(held.mostInData).toBe(2);
+        expect(held.messages.map((m) => m.rcptTo[0]).sort()).toEqual(
+          ['a', 'b', 'c', 'd', 'e'].map((to) => `${to}@example.net`),
+        );
+      } finally {
+        release();
+        await app.close();
+        await held.stop();
+        await database.drop();
+      }
+    });
+  });
+
   describe('webhook events', () => {
     it('email.queued: one per recipient the relay took, with the emailId, tags, metadata and queue id', async () => {
       const res = await send(

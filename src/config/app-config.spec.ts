@@ -93,6 +93,14 @@ describe('AppConfig', () => {
     );
   });
 
+  it('reads RELAY_SUBMIT_CONCURRENCY as a positive whole number (empty = 50)', () => {
+    expect(AppConfig.fromEnv({ RELAY_SUBMIT_CONCURRENCY: '4' }, quiet).env.RELAY_SUBMIT_CONCURRENCY).toBe(4);
+    expect(AppConfig.fromEnv({ RELAY_SUBMIT_CONCURRENCY: '' }, quiet).env.RELAY_SUBMIT_CONCURRENCY).toBe(50);
+    expect(problemsOf({ RELAY_SUBMIT_CONCURRENCY: '0' })).toEqual([
+      expect.stringMatching(/RELAY_SUBMIT_CONCURRENCY/),
+    ]);
+  });
+
   it('starts in production when every secret is strong and distinct', () => {
     expect(problemsOf(PRODUCTION)).toEqual([]);
   });

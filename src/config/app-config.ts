@@ -181,6 +181,8 @@ export class EnvironmentVariables {
    * API, and run the hand-over in replicas of its own, as WEBHOOK_DISPATCHER).
    */
   @Transform((p) => toBool({ value: emptyTo('true')(p) })) @IsBoolean() EMAIL_SUBMITTER = true;
+  /** Messages this process hands to the relay at once (SMTP transactions in flight). */
+  @Transform((p) => toInt({ value: emptyTo(50)(p) })) @IsInt() @Min(1) RELAY_SUBMIT_CONCURRENCY = 50;
 
   /** Comma-separated `ip[:port]` resolvers for domain checks; empty = the system's. */
   @Transform(emptyToUndefined)

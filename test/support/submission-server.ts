@@ -40,7 +40,7 @@ const QUEUE_ID_LETTERS = '0123456789BCDFGHJKLMNPQRSTVWXYZbcdfghjklmnpqrstvwxyz';
  * FROM, each message answered `250 2.0.0 Ok: queued as <queue id>`. It keeps every login and
  * message, counts connections opened and closed, and answers as a test tells it: a login with
  * `refuseLogin`, MAIL FROM with `mailFromAnswer`, a recipient with `recipientAnswers`, the end of
- * a message with `dataAnswer`.
+ * a message with `dataAnswer` (once `holdData`, if set, is settled).
  */
 export class SubmissionServer {
   readonly logins: Array<{ sessionId: string; method: string; user: string; pass: string }> = [];
@@ -56,6 +56,11 @@ export class SubmissionServer {
   mailFromAnswer?: Answer;
   /** Refuses each message, once received, with this answer. */
   dataAnswer?: Answer;
+  /** While set, each message, once received, waits for it before it is answered. */
+  holdData?: Promise<void>;
+  /** Messages received and not answered yet, and the most there were at once. */
+  inData = 0;
+  mostInData = 0;
   port = 0;
   private server?: SMTPServer;
 
@@ -104,7 +109,11 @@ export class SubmissionServer {
       },
       onData: (stream, session, callback) => {
         readAll(stream)
-          .then((raw) => {
+          .then(async (raw) => {
+            this.inData++;
+            this.mostInData = Math.max(this.mostInData, this.inData);
+            await this.holdData;
+            this.inData--;
             const answer = this.dataAnswer;
             if (answer) return callback(Object.assign(new Error(answer.text), { responseCode: answer.code }));
             const queueId = newQueueId();

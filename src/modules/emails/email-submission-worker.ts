@@ -20,8 +20,6 @@ import {
   SubmissionResult,
 } from './relay-submitter';
 
-/** Messages handed to the relay at once by one process. */
-const SUBMIT_CONCURRENCY = 50;
 /**
  * The least time between two claims: each is a statement and a read of what it took, so while
  * messages keep coming (each one wakes the worker) they are taken by the batch, not one by one.
@@ -112,7 +110,7 @@ export class EmailSubmissionWorker implements OnApplicationBootstrap, OnApplicat
 
   private async run(): Promise<void> {
     while (this.running) {
-      const free = SUBMIT_CONCURRENCY - this.submissions.size;
+      const free = this.config.env.RELAY_SUBMIT_CONCURRENCY - this.submissions.size;
       const claimedAt = Date.now();
       if (free > 0) {
         try {
