@@ -103,9 +103,10 @@ export class DeliveryRecordsService {
       events,
       bare.map((b) => b.record),
     );
+    const eventsOf = eventsByRecord(events.filter((e) => !ambiguous.has(e.eventKey)));
     const built: Array<{ record: CleanRecord; matched: StoredProviderEvent[] }> = [];
     for (const { queue, group, record } of bare) {
-      const matched = events.filter((e) => !ambiguous.has(e.eventKey) && matches(e, record));
+      const matched = eventsOf(record);
       built.push({
         record: matched.length ? buildQueuedRecord(queue, group, matched, companies.get(queue)!) : record,
         matched,
@@ -374,9 +375,29 @@ export class DeliveryRecordsService {
  * resources.md "Clean log": always with the recipient; on the provider's own message id against
  * remoteQueueId, and on the Message-ID header only when the provider gave no id of its own.
  */
-function matches(event: StoredProviderEvent, record: CleanRecord): boolean {
-  if (event.recordId !== null) return event.recordId === record.id;
-  return recordMatchKeys(record).includes(eventMatchKey(event));
+/**
+ * The events of each record, in the order given: an event already applied belongs to its record
+ * (`recordId`), another to the records it matches by key (recordMatchKeys). Indexed once, so a
+ * provider batch's hundred events and records cost a lookup each, not one comparison per pair.
+ */
+function eventsByRecord(events: StoredProviderEvent[]): (record: CleanRecord) => StoredProviderEvent[] {
+  const byRecordId = new Map<string, number[]>();
+  const byKey = new Map<string, number[]>();
+  const add = (map: Map<string, number[]>, key: string, at: number) => {
+    const list = map.get(key);
+    if (list) list.push(at);
+    else map.set(key, [at]);
+  };
+  events.forEach((event, at) =>
+    event.recordId !== null ? add(byRecordId, event.recordId, at) : add(byKey, eventMatchKey(event), at),
+  );
+  return (record) => {
+    const found = [
+      ...(byRecordId.get(record.id) ?? []),
+      ...recordMatchKeys(record).flatMap((key) => byKey.get(key) ?? []),
+    ];
+    return found.sort((a, b) => a - b).map((at) => events[at]);
+  };
 }
 
 function recordCompany(company: { id: number; uuid: string } | null): RecordCompany | null {
