@@ -7,12 +7,10 @@ import { buildDataSourceOptions } from './data-source-options';
 import { DatabaseRuntime } from './database-runtime';
 import { PostgresRuntime } from './postgres/postgres-runtime';
 import { SqlDialect } from './sql-dialect';
-import { SqliteCheckpoints } from './sqlite/sqlite-checkpoints';
 import { SqliteRuntime } from './sqlite/sqlite-runtime';
-import { SqliteStatistics } from './sqlite/sqlite-statistics';
 import { TransactionService } from './transaction.service';
 
-/** The engine's adapter for a data source: PostgreSQL's, or the embedded SQLite's. */
+/** The engine's adapter for a data source: PostgreSQL's, or the embedded SQLite's (which keeps its file in shape while the application runs). */
 export function createDatabaseRuntime(dataSource: DataSource): DatabaseRuntime {
   return dataSource.options.type === 'postgres'
     ? new PostgresRuntime(dataSource)
@@ -36,8 +34,6 @@ export function createDatabaseRuntime(dataSource: DataSource): DatabaseRuntime {
     TransactionService,
     SqlDialect,
     ChangeNotices,
-    SqliteCheckpoints,
-    SqliteStatistics,
   ],
   exports: [DatabaseRuntime, TransactionService, SqlDialect, ChangeNotices],
 })

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -30,19 +30,18 @@ const WORKER_FILE = [join(__dirname, 'checkpoint-worker.js'), join(__dirname, 'c
  * connection that commits: better-sqlite3 runs it on the event loop, and with its fsync it held
  * every request 150–520 ms, every few seconds while log batches came in. The worker keeps the log
  * short (see checkpoint-worker.ts), so the service's own connection does not reach its threshold
- * (kept as the fallback should the worker fall behind). Nothing to do on PostgreSQL.
+ * (kept as the fallback should the worker fall behind). Started and stopped by SqliteRuntime.
  */
-@Injectable()
-export class SqliteCheckpoints implements OnApplicationBootstrap, OnApplicationShutdown {
+export class SqliteCheckpoints {
   private readonly logger = new Logger(SqliteCheckpoints.name);
   private worker?: Worker;
 
   constructor(private readonly dataSource: DataSource) {}
 
-  onApplicationBootstrap(): void {
+  /** Starts the worker; nothing for an in-memory database, which has no log to copy. */
+  start(): void {
     const options = this.dataSource.options;
-    if (options.type !== 'better-sqlite3' || !this.dataSource.isInitialized) return;
-    if (options.database === ':memory:') return;
+    if (options.type !== 'better-sqlite3' || options.database === ':memory:') return;
     this.worker = new Worker(WORKER_FILE, {
       // From the sources (the tests), the worker is TypeScript: ts-node compiles it.
       execArgv: WORKER_FILE.endsWith('.ts') ? ['--require', 'ts-node/register/transpile-only'] : [],
@@ -61,7 +60,7 @@ export class SqliteCheckpoints implements OnApplicationBootstrap, OnApplicationS
   }
 
   /** Stops the worker after one last checkpoint (or at once, should it not stop within STOP_MS). */
-  async onApplicationShutdown(): Promise<void> {
+  async stop(): Promise<void> {
     const worker = this.worker;
     if (!worker) return;
     this.worker = undefined;

@@ -1,3 +1,4 @@
+import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { DateUtils } from 'typeorm/util/DateUtils';
 import {
@@ -12,6 +13,8 @@ import {
   ReadRow,
   readBeforeInitialised,
 } from '../database-runtime';
+import { SqliteCheckpoints } from './sqlite-checkpoints';
+import { SqliteStatistics } from './sqlite-statistics';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
 interface SqliteStatement {
@@ -29,17 +32,35 @@ interface SqliteConnection {
  * lookup reads its own keys at once (a shared statement would only add a wait), the transaction
  * gate keeps transactions to themselves on the shared connection, and a hot read made while
  * another request's transaction is open waits for that transaction only (its units are short:
- * `bulkUnit`), not for those queued behind it.
+ * `bulkUnit`), not for those queued behind it. While the application runs it keeps the file in
+ * shape: the write-ahead log copied into it (SqliteCheckpoints) and the planner's statistics up to
+ * date (SqliteStatistics).
  */
-export class SqliteRuntime extends DatabaseRuntime {
+export class SqliteRuntime extends DatabaseRuntime implements OnApplicationBootstrap, OnApplicationShutdown {
   readonly engine = 'sqlite';
   readonly bulkUnit = 200;
   /** Keeps transactions to themselves on the shared connection (SqliteTransactionGate). */
   readonly gate = new SqliteTransactionGate();
+  private readonly checkpoints: SqliteCheckpoints;
+  private readonly statistics: SqliteStatistics;
 
   constructor(private readonly dataSource: DataSource) {
     super();
     this.gate.install(dataSource);
+    this.checkpoints = new SqliteCheckpoints(dataSource);
+    this.statistics = new SqliteStatistics(dataSource);
+  }
+
+  /** The file's upkeep, once the data source is open (it may not be: /health answers 503 then). */
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.dataSource.isInitialized) return;
+    this.checkpoints.start();
+    await this.statistics.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.statistics.stop();
+    await this.checkpoints.stop();
   }
 
   read(name: string, sql: string): HotRead {

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { SqliteRuntime } from './sqlite-runtime';
 import { SqliteStatistics } from './sqlite-statistics';
 
 /**
@@ -69,19 +70,19 @@ describe('SqliteStatistics', () => {
     expect(stat.stat.split(' ')[0]).toBe('1000');
   });
 
-  it('starts on the embedded database only, and stops its timer at shutdown', async () => {
-    const statistics = new SqliteStatistics(dataSource);
-    const refresh = jest.spyOn(statistics, 'refresh');
-    await statistics.onApplicationBootstrap();
-    expect(refresh).toHaveBeenCalledTimes(1);
-    statistics.onApplicationShutdown();
-
-    const postgresLike = new SqliteStatistics({
-      options: { type: 'postgres' },
-      isInitialized: true,
-    } as never);
-    const notRun = jest.spyOn(postgresLike, 'refresh');
-    await postgresLike.onApplicationBootstrap();
-    expect(notRun).not.toHaveBeenCalled();
+  it('is started by the SQLite runtime when the application starts, and stopped at shutdown', async () => {
+    const refresh = jest.spyOn(SqliteStatistics.prototype, 'refresh');
+    const stop = jest.spyOn(SqliteStatistics.prototype, 'stop');
+    try {
+      const runtime = new SqliteRuntime(dataSource);
+      expect(refresh).not.toHaveBeenCalled();
+      await runtime.onApplicationBootstrap();
+      expect(refresh).toHaveBeenCalledTimes(1);
+      await runtime.onApplicationShutdown();
+      expect(stop).toHaveBeenCalledTimes(1);
+    } finally {
+      refresh.mockRestore();
+      stop.mockRestore();
+    }
   });
 });

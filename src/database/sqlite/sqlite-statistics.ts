@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 
 /** How often the shared connection's planner statistics are brought up to date. */
@@ -23,23 +23,22 @@ const OPTIMIZE = 'PRAGMA optimize=0x10012';
  * measured on the bench's provider events, statistics of 300 rows on a table of thousands, 48 ms a
  * statement instead of 1. `optimize` re-analyses a table once its size has moved well away from
  * what its statistics say; nothing when it has not. PostgreSQL's autovacuum does this there.
+ * Started and stopped by SqliteRuntime.
  */
-@Injectable()
-export class SqliteStatistics implements OnApplicationBootstrap, OnApplicationShutdown {
+export class SqliteStatistics {
   private readonly logger = new Logger(SqliteStatistics.name);
   private timer?: NodeJS.Timeout;
   private failing = false;
 
   constructor(private readonly dataSource: DataSource) {}
 
-  async onApplicationBootstrap(): Promise<void> {
-    if (this.dataSource.options.type !== 'better-sqlite3' || !this.dataSource.isInitialized) return;
+  async start(): Promise<void> {
     await this.refresh();
     this.timer = setInterval(() => void this.refresh(), STATISTICS_EVERY_MS);
     this.timer.unref();
   }
 
-  onApplicationShutdown(): void {
+  stop(): void {
     clearInterval(this.timer);
   }
 
