@@ -4,8 +4,6 @@ import { Client, Notification } from 'pg';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { DatabaseRuntime } from './database-runtime';
-import { SqliteRuntime } from './sqlite/sqlite-runtime';
-import type { SqliteTransactionGate } from './sqlite/sqlite-transaction-gate';
 
 /** How long a lost LISTEN connection waits before it connects again. */
 const RECONNECT_MS = 1_000;
@@ -214,7 +212,7 @@ export class ChangeNotices implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.outbox.length > 0 && !this.sqliteGate?.mustWait()) this.write();
+    if (this.outbox.length > 0 && !this.runtime.sharedConnectionBusy()) this.write();
     this.closed = true;
     clearTimeout(this.reconnect);
     clearInterval(this.catchUpTimer);
@@ -255,9 +253,8 @@ export class ChangeNotices implements OnApplicationShutdown {
 
   /** SQLite: writes the outbox, now or once no other request's transaction is open. */
   private write(): void {
-    const gate = this.sqliteGate;
-    if (gate?.mustWait()) {
-      this.writing = gate.whenNoOpenTransaction(() => {
+    if (this.runtime.sharedConnectionBusy()) {
+      this.writing = this.runtime.whenSharedConnectionFree(() => {
         this.writing = undefined;
         this.write();
       });
@@ -282,11 +279,6 @@ export class ChangeNotices implements OnApplicationShutdown {
   }
 
   /** The statements on TypeORM's SQLite handle, prepared again if the handle changed; none while the data source is closed. */
-  /** SQLite's transaction gate, which the notices' statements on the shared connection respect. */
-  private get sqliteGate(): SqliteTransactionGate | undefined {
-    return this.runtime instanceof SqliteRuntime ? this.runtime.gate : undefined;
-  }
-
   private sqlite(): SqliteStatements | undefined {
     if (!this.dataSource.isInitialized) return undefined;
     const db = (this.dataSource.driver as unknown as { databaseConnection?: SqliteDatabase })

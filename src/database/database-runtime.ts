@@ -92,6 +92,22 @@ export abstract class DatabaseRuntime {
 
   /** A date as a parameter of a HotRead: what the driver binds. */
   abstract sqlDate(date: Date): Date | string;
+
+  /**
+   * Whether a statement made now on the driver's shared connection would land inside another
+   * request's open transaction (SQLite); never where each transaction has a connection of its own.
+   */
+  sharedConnectionBusy(): boolean {
+    return false;
+  }
+
+  /**
+   * Runs `statement`, made synchronously on the driver's shared connection (a change notice), now
+   * or the moment no other request's transaction holds it (see sharedConnectionBusy).
+   */
+  whenSharedConnectionFree<T>(statement: () => T): Promise<T> {
+    return Promise.resolve().then(statement);
+  }
 }
 
 /**

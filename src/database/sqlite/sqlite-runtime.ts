@@ -86,6 +86,14 @@ export class SqliteRuntime extends DatabaseRuntime implements OnApplicationBoots
     return this.gate.transaction(begin);
   }
 
+  override sharedConnectionBusy(): boolean {
+    return this.gate.mustWait();
+  }
+
+  override whenSharedConnectionFree<T>(statement: () => T): Promise<T> {
+    return this.gate.whenNoOpenTransaction(statement);
+  }
+
   /** The text TypeORM stores (UTC `YYYY-MM-DD HH:MM:SS.SSS`), by TypeORM's own formatter. */
   sqlDate(date: Date): string {
     return DateUtils.mixedDateToUtcDatetimeString(date) as string;
