@@ -372,13 +372,11 @@ export class DeliveryRecordsService {
 }
 
 /**
- * resources.md "Clean log": always with the recipient; on the provider's own message id against
- * remoteQueueId, and on the Message-ID header only when the provider gave no id of its own.
- */
-/**
  * The events of each record, in the order given: an event already applied belongs to its record
- * (`recordId`), another to the records it matches by key (recordMatchKeys). Indexed once, so a
- * provider batch's hundred events and records cost a lookup each, not one comparison per pair.
+ * (`recordId`), another to the records it matches by key (recordMatchKeys; resources.md "Clean
+ * log": always with the recipient; on the provider's own message id against remoteQueueId, and on
+ * the Message-ID header only when the provider gave no id of its own). Indexed once, so a provider
+ * batch's hundred events and records cost a lookup each, not one comparison per pair.
  */
 function eventsByRecord(events: StoredProviderEvent[]): (record: CleanRecord) => StoredProviderEvent[] {
   const byRecordId = new Map<string, number[]>();
