@@ -13,6 +13,7 @@ import type { EntityMetadata } from 'typeorm/metadata/EntityMetadata';
 import type { QueryResult } from 'typeorm/query-runner/QueryResult';
 import { chunks } from './chunks';
 import { DatabaseRuntime } from './database-runtime';
+import { EntityRowReader } from './entity-row-reader';
 
 /** First key of our advisory locks ("rela"), so they never meet another application's on the same database. */
 export const LOCK_NAMESPACE = 0x72656c61;
@@ -37,6 +38,15 @@ interface ReleasableWithError {
 }
 
 type LockRow = { locked: boolean };
+
+/**
+ * The rows findIn reads: each `in` column holding one of its values (every list non-empty), each
+ * `isNull` column NULL.
+ */
+export interface ListMatch<T> {
+  in: Partial<Record<keyof T & string, ReadonlyArray<string | number>>>;
+  isNull?: Array<keyof T & string>;
+}
 
 /** What insertMany does with a row whose unique key is taken: skip it, or overwrite and add to fields. */
 export type InsertConflict<T> =
@@ -142,6 +152,7 @@ const PG_ROWS_PER_STATEMENT = 5_000;
 @Injectable()
 export class SqlDialect {
   private readonly logger = new Logger(SqlDialect.name);
+  private readonly readers = new Map<string, EntityRowReader<ObjectLiteral>>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -238,6 +249,66 @@ export class SqlDialect {
     keys: K[],
   ): Promise<Array<Pick<T, K>>> {
     return (await this.insertRows(manager, target, rows, 'ignore', keys)).returned as Array<Pick<T, K>>;
+  }
+
+  /**
+   * The rows of `target` that match `where`, with the `select` fields only (all when not given),
+   * in no particular order: one statement with one parameter a list (`= ANY($n)` on PostgreSQL,
+   * `IN (SELECT value FROM json_each(?))` on SQLite), its rows hydrated by EntityRowReader. For
+   * the reads of the log ingest and provider events, where TypeORM's `find(… In(…))` (a parameter,
+   * and a scan of those made so far, per value; then its general hydration) cost more than the
+   * statement.
+   */
+  async findIn<T extends ObjectLiteral, K extends keyof T & string = keyof T & string>(
+    manager: EntityManager,
+    target: EntityTarget<T>,
+    where: ListMatch<T>,
+    select?: readonly K[],
+  ): Promise<Array<Pick<T, K>>> {
+    const reader = this.readerOf(manager, target, select);
+    const metadata = manager.dataSource.getMetadata(target);
+    const driver = manager.dataSource.driver;
+    const params: unknown[] = [];
+    const conditions = Object.entries(where.in).map(([field, values]) => {
+      const column = propertyColumn(metadata, field, 'findIn');
+      const name = `t.${driver.escape(column.databaseName)}`;
+      const list = values as ReadonlyArray<string | number>;
+      if (this.isPostgres) {
+        params.push(pgArray([...list]));
+        return `${name} = ANY($${params.length}::${driver.normalizeType(column)}[])`;
+      }
+      params.push(JSON.stringify(list));
+      return `${name} IN (SELECT value FROM json_each(?))`;
+    });
+    for (const field of where.isNull ?? []) {
+      conditions.push(`t.${driver.escape(propertyColumn(metadata, field, 'findIn').databaseName)} IS NULL`);
+    }
+    const sql = `SELECT ${reader.selectList()} FROM ${driver.escape(metadata.tableName)} t WHERE ${conditions.join(' AND ')}`;
+    const rows = ((await this.structuredQuery(manager, sql, params)).records ?? []) as Array<
+      Record<string, unknown>
+    >;
+    return rows.map((row) => reader.read(Object.values(row)));
+  }
+
+  /** findIn's reader of an entity's fields, made once per entity and selection. */
+  private readerOf<T extends ObjectLiteral>(
+    manager: EntityManager,
+    target: EntityTarget<T>,
+    select?: ReadonlyArray<keyof T & string>,
+  ): EntityRowReader<T> {
+    const metadata = manager.dataSource.getMetadata(target);
+    const key = `${metadata.name}\n${select?.join(',') ?? '*'}`;
+    let reader = this.readers.get(key) as EntityRowReader<T> | undefined;
+    if (!reader) {
+      const omit = select
+        ? metadata.columns
+            .map((c) => c.propertyName as keyof T & string)
+            .filter((field) => !select.includes(field))
+        : [];
+      reader = new EntityRowReader(manager.dataSource, target, 't', omit);
+      this.readers.set(key, reader);
+    }
+    return reader;
   }
 
   private async insertRows<T extends ObjectLiteral>(

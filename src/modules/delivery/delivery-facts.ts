@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager, FindOptionsSelect, FindOptionsWhere, In, IsNull } from 'typeorm';
+import { EntityManager, In } from 'typeorm';
 import { chunks } from '../../database/chunks';
-import { SqlDialect } from '../../database/sql-dialect';
+import { ListMatch, SqlDialect } from '../../database/sql-dialect';
 import { PostfixDelivery } from './entities/postfix-delivery.entity';
 import { PostfixQueue } from './entities/postfix-queue.entity';
 import { ProviderEvent } from './entities/provider-event.entity';
@@ -24,19 +24,19 @@ export type StoredProviderEvent = Pick<
   | 'reason'
 >;
 
-const STORED_EVENT_COLUMNS: FindOptionsSelect<ProviderEvent> = {
-  id: true,
-  eventKey: true,
-  type: true,
-  recipient: true,
-  messageId: true,
-  providerMessageId: true,
-  recordId: true,
-  at: true,
-  bounceKind: true,
-  dsn: true,
-  reason: true,
-};
+const STORED_EVENT_FIELDS: Array<keyof StoredProviderEvent> = [
+  'id',
+  'eventKey',
+  'type',
+  'recipient',
+  'messageId',
+  'providerMessageId',
+  'recordId',
+  'at',
+  'bounceKind',
+  'dsn',
+  'reason',
+];
 
 /**
  * The stored facts clean records are built from: the queues (what Postfix said of each message),
@@ -142,8 +142,8 @@ export class DeliveryFacts {
     const rows: PostfixDelivery[] = [];
     for (const idChunk of chunks(ids)) {
       rows.push(
-        ...(await em.getRepository(PostfixDelivery).find({
-          where: { host: In(hosts), queueId: In(idChunk), ...(recipients && { recipient: In(recipients) }) },
+        ...(await this.dialect.findIn(em, PostfixDelivery, {
+          in: { host: hosts, queueId: idChunk, ...(recipients && { recipient: recipients }) },
         })),
       );
     }
@@ -174,16 +174,14 @@ export class DeliveryFacts {
     const remoteIds = [...new Set(records.flatMap((r) => (r.remoteQueueId ? [r.remoteQueueId] : [])))];
     const messageIds = [...new Set(records.flatMap((r) => (r.messageId ? [r.messageId] : [])))];
     const found = new Map<number, StoredProviderEvent>();
-    const read = async (where: FindOptionsWhere<ProviderEvent>) => {
-      for (const event of await em
-        .getRepository(ProviderEvent)
-        .find({ where, select: STORED_EVENT_COLUMNS })) {
+    const read = async (where: ListMatch<ProviderEvent>) => {
+      for (const event of await this.dialect.findIn(em, ProviderEvent, where, STORED_EVENT_FIELDS)) {
         if (wanted.has(eventMatchKey(event))) found.set(event.id, event);
       }
     };
-    for (const chunk of chunks(remoteIds)) await read({ providerMessageId: In(chunk) });
+    for (const chunk of chunks(remoteIds)) await read({ in: { providerMessageId: chunk } });
     for (const chunk of chunks(messageIds)) {
-      await read({ messageId: In(chunk), providerMessageId: IsNull() });
+      await read({ in: { messageId: chunk }, isNull: ['providerMessageId'] });
     }
     return [...found.values()].sort((a, b) => a.id - b.id);
   }

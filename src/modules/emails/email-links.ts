@@ -1,8 +1,13 @@
 import { Injectable, Module } from '@nestjs/common';
-import { EntityManager, In } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { chunks } from '../../database/chunks';
+import { SqlDialect } from '../../database/sql-dialect';
 import type { CleanRecord } from '../log-index/clean-record';
 import { Email } from './entities/email.entity';
+
+/** What the join reads of a message. */
+const LINKED_FIELDS = ['uuid', 'companyId', 'messageId', 'queueIds', 'pending', 'tags', 'metadata'] as const;
+type LinkedEmail = Pick<Email, (typeof LINKED_FIELDS)[number]>;
 
 /** What a clean record of a message sent by HTTP carries of it. */
 export interface EmailLink {
@@ -19,6 +24,8 @@ export interface EmailLink {
  */
 @Injectable()
 export class EmailLinks {
+  constructor(private readonly dialect: SqlDialect) {}
+
   /** Sets `emailId` on the records that belong to a message, and answers each one's link by record id. */
   async link(em: EntityManager, records: readonly CleanRecord[]): Promise<Map<string, EmailLink>> {
     const links = new Map<string, EmailLink>();
@@ -29,25 +36,12 @@ export class EmailLinks {
     // message as its header has it (`<uuid@domain>`, or a raw message's own): both spellings are looked up.
     const messageIds = [...new Set(candidates.flatMap((r) => [r.messageId!, `<${r.messageId!}>`]))];
     if (!messageIds.length) return links;
-    const emails: Email[] = [];
+    const emails: LinkedEmail[] = [];
     for (const part of chunks(messageIds)) {
-      emails.push(
-        ...(await em.find(Email, {
-          where: { messageId: In(part) },
-          select: {
-            uuid: true,
-            companyId: true,
-            messageId: true,
-            queueIds: true,
-            pending: true,
-            tags: true,
-            metadata: true,
-          },
-        })),
-      );
+      emails.push(...(await this.dialect.findIn(em, Email, { in: { messageId: part } }, LINKED_FIELDS)));
     }
     if (!emails.length) return links;
-    const byMessage = new Map<string, Email[]>();
+    const byMessage = new Map<string, LinkedEmail[]>();
     for (const email of emails) {
       const bare = bareMessageId(email.messageId);
       byMessage.set(bare, [...(byMessage.get(bare) ?? []), email]);
@@ -68,7 +62,7 @@ export class EmailLinks {
  * A record belongs to one of the message's submissions: before the relay's answer was recorded
  * any queue fits; afterwards one whose id it gave, or a later submission of a recipient it deferred.
  */
-function isOfSubmission(email: Email, record: CleanRecord): boolean {
+function isOfSubmission(email: LinkedEmail, record: CleanRecord): boolean {
   if (!email.queueIds.length || email.queueIds.includes(record.queueId!)) return true;
   const to = record.to.toLowerCase();
   return email.pending.some((r) => r.toLowerCase() === to);

@@ -18,6 +18,8 @@ import { BounceBreakdown, GroupedCounts, LogIndex, RecordLocation } from './log-
  * time or less; 250 saved nothing more and was slower.
  */
 const STREAM_BATCH = 500;
+/** What `locate` reads of a record. */
+const LOCATED_FIELDS = ['id', 'host', 'queueId', 'to', 'messageId', 'companyId'] as const;
 
 /**
  * The clean-log index in the service's own database (the default): the `clean_logs` table with
@@ -78,13 +80,9 @@ export class SqlLogIndex extends LogIndex {
   }
 
   async getMany(ids: string[], em?: EntityManager): Promise<CleanRecord[]> {
-    if (!ids.length) return [];
-    const repo = em ? em.getRepository(CleanLog) : this.logs;
     const records: CleanRecord[] = [];
     for (const chunk of chunks(ids)) {
-      records.push(
-        ...(await repo.createQueryBuilder('log').where('log.id IN (:...ids)', { ids: chunk }).getMany()),
-      );
+      records.push(...(await this.dialect.findIn(em ?? this.logs.manager, CleanLog, { in: { id: chunk } })));
     }
     return records;
   }
@@ -93,22 +91,18 @@ export class SqlLogIndex extends LogIndex {
     keys: Array<{ recipient: string; messageId?: string; remoteQueueId?: string }>,
     em?: EntityManager,
   ): Promise<RecordLocation[]> {
-    const repo = em ? em.getRepository(CleanLog) : this.logs;
+    const manager = em ?? this.logs.manager;
     const messageIds = [...new Set(keys.flatMap((k) => (k.messageId ? [k.messageId] : [])))];
     const remoteIds = [...new Set(keys.flatMap((k) => (k.remoteQueueId ? [k.remoteQueueId] : [])))];
     const wanted = new Set(keys.map((k) => k.recipient));
     const found = new Map<string, RecordLocation>();
     // One query per index: an OR of the two makes SQLite scan the table.
-    for (const [column, values] of [
-      ['message_id', messageIds],
-      ['remote_queue_id', remoteIds],
+    for (const [field, values] of [
+      ['messageId', messageIds],
+      ['remoteQueueId', remoteIds],
     ] as const) {
       for (const chunk of chunks(values)) {
-        const rows = await repo
-          .createQueryBuilder('log')
-          .select(['log.id', 'log.host', 'log.queueId', 'log.to', 'log.messageId', 'log.companyId'])
-          .where(`log.${column} IN (:...values)`, { values: chunk })
-          .getMany();
+        const rows = await this.dialect.findIn(manager, CleanLog, { in: { [field]: chunk } }, LOCATED_FIELDS);
         for (const row of rows) {
           if (wanted.has(row.to)) {
             const { id, host, queueId, to, messageId, companyId } = row;
