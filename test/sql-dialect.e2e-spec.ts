@@ -263,6 +263,34 @@ describe('SqlDialect', () => {
       expect((await stored()).map((r) => r.id)).toEqual(['insert-many-1', 'insert-many-2', 'insert-many-3']);
     });
 
+    it('findIn reads the rows whose columns hold one of the listed values, as TypeORM reads them', async () => {
+      const em = t.dataSource.manager;
+      const rows = Array.from({ length: 40 }, (_, n) => log(n));
+      await dialect.insertMany(em, CleanLog, rows, 'ignore');
+      const byId = (found: Array<{ id: string }>) => [...found].sort((a, b) => a.id.localeCompare(b.id));
+      const ids = [1, 2, 3, 17].map((n) => `insert-many-${n}`);
+      // Every field, awkward text, dates, booleans, numbers and the JSON of the events included.
+      expect(byId(await dialect.findIn(em, CleanLog, { in: { id: ids } }))).toEqual(
+        byId(await t.dataSource.getRepository(CleanLog).findBy({ id: In(ids) })),
+      );
+      // Two lists at once, a NULL column, and only the fields asked for.
+      const found = await dialect.findIn(
+        em,
+        CleanLog,
+        { in: { host: ['mx1', 'mx9'], attempts: [3, 4, 5, 6] }, isNull: ['messageId'] },
+        ['id', 'to', 'lastEventAt'],
+      );
+      expect(byId(found)).toEqual([
+        { id: 'insert-many-3', to: 'r3@example.net', lastEventAt: rows[3].lastEventAt },
+        { id: 'insert-many-6', to: 'r6@example.net', lastEventAt: rows[6].lastEventAt },
+      ]);
+      // A value that has the shape of a list element's syntax matches only itself.
+      expect(
+        await dialect.findIn(em, CleanLog, { in: { from: ['"quoted"', '{braces, comma}'] } }, ['id']),
+      ).toHaveLength(rows.filter((r) => r.from === '"quoted"' || r.from === '{braces, comma}').length);
+      expect(await dialect.findIn(em, CleanLog, { in: { id: ['insert-many-999'] } })).toEqual([]);
+    });
+
     it('writes batches larger than one statement takes', async () => {
       const rows = Array.from({ length: 6_000 }, (_, n) => log(n));
       expect(await dialect.insertMany(t.dataSource.manager, CleanLog, rows, 'ignore')).toBe(6_000);
