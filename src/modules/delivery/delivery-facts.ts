@@ -8,23 +8,8 @@ import { ProviderEvent } from './entities/provider-event.entity';
 import { DeliveryLine, factsToAdd, QueueFacts, QueueKey, queueKey } from './parsing/queue-facts';
 import type { RebuildTargets } from './rebuild-targets';
 
-/** A stored provider event as the clean-record rebuild reads it. */
-export type StoredProviderEvent = Pick<
-  ProviderEvent,
-  | 'id'
-  | 'eventKey'
-  | 'type'
-  | 'recipient'
-  | 'messageId'
-  | 'providerMessageId'
-  | 'recordId'
-  | 'at'
-  | 'bounceKind'
-  | 'dsn'
-  | 'reason'
->;
-
-const STORED_EVENT_FIELDS: Array<keyof StoredProviderEvent> = [
+/** What the clean-record rebuild reads of a stored provider event. */
+const STORED_EVENT_FIELDS = [
   'id',
   'eventKey',
   'type',
@@ -36,7 +21,10 @@ const STORED_EVENT_FIELDS: Array<keyof StoredProviderEvent> = [
   'bounceKind',
   'dsn',
   'reason',
-];
+] as const;
+
+/** A stored provider event as the clean-record rebuild reads it. */
+export type StoredProviderEvent = Pick<ProviderEvent, (typeof STORED_EVENT_FIELDS)[number]>;
 
 /**
  * The stored facts clean records are built from: the queues (what Postfix said of each message),
