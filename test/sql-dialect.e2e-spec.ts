@@ -70,6 +70,11 @@ describe('SqlDialect', () => {
       (em: EntityManager) =>
         dialect.lockRows(em.getRepository(Company).createQueryBuilder('company').where({ id: company.id })),
     ],
+    [
+      'findIn with forUpdate',
+      (em: EntityManager) =>
+        dialect.findIn(em, Company, { in: { id: [company.id] } }, ['id'], { forUpdate: true }),
+    ],
   ])('%s', (_name, lock) => {
     it('makes a second transaction that locks the same row wait for the first to end', async () => {
       const events: string[] = [];
@@ -289,6 +294,16 @@ describe('SqlDialect', () => {
         await dialect.findIn(em, CleanLog, { in: { from: ['"quoted"', '{braces, comma}'] } }, ['id']),
       ).toHaveLength(rows.filter((r) => r.from === '"quoted"' || r.from === '{braces, comma}').length);
       expect(await dialect.findIn(em, CleanLog, { in: { id: ['insert-many-999'] } })).toEqual([]);
+      // In the order of a field when asked, and still read (locked on PostgreSQL) with forUpdate.
+      const ordered = (orderBy: 'attempts' | 'lastEventAt') =>
+        transactions.run((tx) =>
+          dialect.findIn(tx, CleanLog, { in: { attempts: [17, 3, 30, 8] } }, ['attempts'], {
+            orderBy,
+            forUpdate: true,
+          }),
+        );
+      expect((await ordered('attempts')).map((r) => r.attempts)).toEqual([3, 8, 17, 30]);
+      expect((await ordered('lastEventAt')).map((r) => r.attempts)).toEqual([3, 8, 17, 30]);
     });
 
     it('writes batches larger than one statement takes', async () => {
@@ -484,6 +499,26 @@ describe('SqlDialect', () => {
         ['delivered', 1, awkward[0], at(40).toISOString(), null],
         ['delivered', 2, awkward[1], at(41).toISOString(), null],
         ['pending', 0, null, null, 'mine'],
+      ]);
+    });
+
+    it('updateEach with isNull passes over the rows whose field is not NULL', async () => {
+      const [a] = webhooks;
+      const [free, taken] = await pending(a, 2);
+      await t.dataSource.getRepository(WebhookDelivery).update({ id: taken.id }, { claim: 'theirs' });
+      const updated = await transactions.run((em) =>
+        dialect.updateEach(
+          em,
+          WebhookDelivery,
+          [free, taken].map((row) => ({ match: { id: row.id }, set: { claim: 'mine', attempts: 7 } })),
+          'id',
+          { isNull: ['claim'] },
+        ),
+      );
+      expect(updated).toEqual([free.id]);
+      expect((await deliveries()).map((d) => [d.id, d.claim, d.attempts])).toEqual([
+        [free.id, 'mine', 7],
+        [taken.id, 'theirs', 0],
       ]);
     });
 

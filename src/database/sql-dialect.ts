@@ -48,6 +48,15 @@ export interface ListMatch<T> {
   isNull?: Array<keyof T & string>;
 }
 
+/**
+ * How findIn reads: in the order of one field (ascending), and write-locked for the rest of the
+ * transaction on PostgreSQL (`FOR UPDATE`; SQLite's transaction already runs alone).
+ */
+export interface FindInOrder<T> {
+  orderBy?: keyof T & string;
+  forUpdate?: boolean;
+}
+
 /** What insertMany does with a row whose unique key is taken: skip it, or overwrite and add to fields. */
 export type InsertConflict<T> =
   | 'ignore'
@@ -253,7 +262,7 @@ export class SqlDialect {
 
   /**
    * The rows of `target` that match `where`, with the `select` fields only (all when not given),
-   * in no particular order: one statement with one parameter a list (`= ANY($n)` on PostgreSQL,
+   * in no particular order unless `o` gives one, locked when `o` says so: one statement with one parameter a list (`= ANY($n)` on PostgreSQL,
    * `IN (SELECT value FROM json_each(?))` on SQLite), its rows hydrated by EntityRowReader. For
    * the reads of the log ingest and provider events, where TypeORM's `find(… In(…))` (a parameter,
    * and a scan of those made so far, per value; then its general hydration) cost more than the
@@ -264,6 +273,7 @@ export class SqlDialect {
     target: EntityTarget<T>,
     where: ListMatch<T>,
     select?: readonly K[],
+    o: FindInOrder<T> = {},
   ): Promise<Array<Pick<T, K>>> {
     const reader = this.readerOf(manager, target, select);
     const metadata = manager.dataSource.getMetadata(target);
@@ -283,7 +293,10 @@ export class SqlDialect {
     for (const field of where.isNull ?? []) {
       conditions.push(`t.${driver.escape(propertyColumn(metadata, field, 'findIn').databaseName)} IS NULL`);
     }
-    const sql = `SELECT ${reader.selectList()} FROM ${driver.escape(metadata.tableName)} t WHERE ${conditions.join(' AND ')}`;
+    let sql = `SELECT ${reader.selectList()} FROM ${driver.escape(metadata.tableName)} t WHERE ${conditions.join(' AND ')}`;
+    if (o.orderBy)
+      sql += ` ORDER BY t.${driver.escape(propertyColumn(metadata, o.orderBy, 'findIn').databaseName)}`;
+    if (o.forUpdate && this.isPostgres) sql += ' FOR UPDATE';
     const rows = ((await this.structuredQuery(manager, sql, params)).records ?? []) as Array<
       Record<string, unknown>
     >;
@@ -558,7 +571,8 @@ export class SqlDialect {
   /**
    * Updates many rows, each with values of its own, in one statement: every row gives the same
    * `match` fields (which find it) and `set` fields (what it becomes). A row whose match finds
-   * nothing is passed over; `add` fields are added to the row's own values. Answers the
+   * nothing is passed over, and so is one whose `o.isNull` fields are not all NULL; `add` fields
+   * are added to the row's own values. Answers the
    * `returning` field of each row updated. PostgreSQL gets
    * one array per field (`FROM unnest(…)`), SQLite a VALUES list (`UPDATE … FROM`). Values are
    * bound as insertMany binds them; no listener runs (give `updatedAt` when it should move).
@@ -568,6 +582,7 @@ export class SqlDialect {
     target: EntityTarget<T>,
     rows: ReadonlyArray<RowUpdate<T>>,
     returning: K,
+    o: { isNull?: Array<keyof T & string> } = {},
   ): Promise<Array<T[K]>> {
     if (rows.length === 0) return [];
     const metadata = manager.dataSource.getMetadata(target);
@@ -595,10 +610,12 @@ export class SqlDialect {
           : `${column} = v.${escape(x.name)}`;
       })
       .join(', ');
-    const matches = fields
-      .filter((x) => x.part === 'match')
-      .map((x) => `${table}.${escape(x.column.databaseName)} = v.${escape(x.name)}`)
-      .join(' AND ');
+    const matches = [
+      ...fields
+        .filter((x) => x.part === 'match')
+        .map((x) => `${table}.${escape(x.column.databaseName)} = v.${escape(x.name)}`),
+      ...(o.isNull ?? []).map((f) => `${table}.${escape(columnOf(f).databaseName)} IS NULL`),
+    ].join(' AND ');
     const returned = columnOf(returning).databaseName;
     const tail = `UPDATE ${table} SET ${assignments} FROM v WHERE ${matches} RETURNING ${table}.${escape(returned)}`;
     const out: Array<T[K]> = [];
@@ -609,7 +626,7 @@ export class SqlDialect {
       if (this.isPostgres) {
         const arrays = fields.map((x, n) => `$${n + 1}::${driver.normalizeType(x.column)}[]`).join(', ');
         sql = `WITH v(${names}) AS (SELECT * FROM unnest(${arrays})) ${tail}`;
-        params = fields.map((x) => chunk.map((row) => valueOf(row, x)));
+        params = fields.map((x) => pgArray(chunk.map((row) => valueOf(row, x))));
       } else {
         params = [];
         const values = chunk.map(

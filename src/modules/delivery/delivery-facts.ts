@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager, In } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { chunks } from '../../database/chunks';
-import { ListMatch, SqlDialect } from '../../database/sql-dialect';
+import { ListMatch, RowUpdate, SqlDialect } from '../../database/sql-dialect';
 import { PostfixDelivery } from './entities/postfix-delivery.entity';
 import { PostfixQueue } from './entities/postfix-queue.entity';
 import { ProviderEvent } from './entities/provider-event.entity';
@@ -45,15 +45,18 @@ export class DeliveryFacts {
     const ids = [...new Set(keys.map((k) => k.queueId))];
     const rows: PostfixQueue[] = [];
     for (const idChunk of chunks(ids)) {
-      const qb = em
-        .getRepository(PostfixQueue)
-        .createQueryBuilder('queue')
-        .where('queue.host IN (:...hosts) AND queue.queue_id IN (:...ids)', {
-          hosts,
-          ids: idChunk,
-        })
-        .orderBy('queue.id', 'ASC');
-      rows.push(...(await this.dialect.forUpdate(qb).getMany()));
+      rows.push(
+        ...(await this.dialect.findIn(
+          em,
+          PostfixQueue,
+          { in: { host: hosts, queueId: idChunk } },
+          undefined,
+          {
+            orderBy: 'id',
+            forUpdate: true,
+          },
+        )),
+      );
     }
     return rows.filter((row) => wanted.has(queueKey(row.host, row.queueId)));
   }
@@ -80,19 +83,23 @@ export class DeliveryFacts {
     }
     const known = batch.filter((f) => !created.has(queueKey(f.host, f.queueId)));
     if (!known.length) return { touched, created };
-    const repo = em.getRepository(PostfixQueue);
     const stored = new Map(
       (await this.lockedQueues(em, known)).map((row) => [queueKey(row.host, row.queueId), row]),
     );
+    // One statement for the rows that gain the same facts (usually all of them).
+    const updates = new Map<string, Array<RowUpdate<PostfixQueue>>>();
     for (const facts of known) {
       const key = queueKey(facts.host, facts.queueId);
       const row = stored.get(key);
       if (!row) continue;
       const changes = factsToAdd(row, facts);
-      if (!Object.keys(changes).length) continue;
-      await repo.update({ id: row.id }, changes);
+      const gained = Object.keys(changes).sort().join();
+      if (!gained) continue;
+      const group = updates.get(gained) ?? updates.set(gained, []).get(gained)!;
+      group.push({ match: { id: row.id }, set: changes });
       touched.set(key, { host: row.host, queueId: row.queueId });
     }
+    for (const group of updates.values()) await this.dialect.updateEach(em, PostfixQueue, group, 'id');
     return { touched, created };
   }
 
@@ -141,11 +148,10 @@ export class DeliveryFacts {
   /** Keeps the company decided for each of these queues (integrations.md "Who sent it"). */
   async keepCompanies(em: EntityManager, decided: Map<number | null, number[]>): Promise<void> {
     const attributedAt = new Date();
-    for (const [companyId, queueIds] of decided) {
-      for (const chunk of chunks(queueIds)) {
-        await em.getRepository(PostfixQueue).update({ id: In(chunk) }, { companyId, attributedAt });
-      }
-    }
+    const rows = [...decided].flatMap(([companyId, queueIds]) =>
+      queueIds.map((id) => ({ match: { id }, set: { companyId, attributedAt } })),
+    );
+    await this.dialect.updateEach(em, PostfixQueue, rows, 'id');
   }
 
   /**
@@ -175,32 +181,22 @@ export class DeliveryFacts {
   }
 
   /**
-   * Marks events applied to their record (`outcome: applied`), one statement per chunk. The caller
+   * Marks events applied to their record (`outcome: applied`) in one statement. The caller
    * holds the lock of the records' queues and read the events after taking it, so these are still
    * unapplied.
    */
   async attachEvents(em: EntityManager, pairs: Array<{ eventId: number; recordId: string }>): Promise<void> {
-    for (const chunk of chunks(pairs)) {
-      const params: Record<string, unknown> = {};
-      const cases = chunk
-        .map((p, n) => {
-          params[`e${n}`] = p.eventId;
-          params[`r${n}`] = p.recordId;
-          return `WHEN :e${n} THEN :r${n}`;
-        })
-        .join(' ');
-      await em
-        .createQueryBuilder()
-        .update(ProviderEvent)
-        .set({
-          recordId: () => `CASE id ${cases} END`,
-          outcome: 'applied',
-          appliedAt: new Date(),
-        })
-        .where('id IN (:...ids) AND record_id IS NULL', { ids: chunk.map((p) => p.eventId) })
-        .setParameters(params)
-        .execute();
-    }
+    const appliedAt = new Date();
+    await this.dialect.updateEach(
+      em,
+      ProviderEvent,
+      pairs.map((p) => ({
+        match: { id: p.eventId },
+        set: { recordId: p.recordId, outcome: 'applied' as const, appliedAt },
+      })),
+      'id',
+      { isNull: ['recordId'] },
+    );
   }
 }
 
