@@ -46,6 +46,21 @@ describe('DatabaseRuntime.read with lists', () => {
     }
   });
 
+  it('matches list values that look like the array syntax (quotes, backslashes, braces, commas, NULL) only to themselves', async () => {
+    const awkward = ['"quoted"@x.test', 'back\\slash@x.test', '{a,b}@x.test', 'NULL', ' spaced ', 'ünï 😀'];
+    const runtime = t.app.get(DatabaseRuntime);
+    const echo = runtime.read(
+      'prepared_list_values_spec',
+      'SELECT v FROM (SELECT ? AS v UNION ALL SELECT ? UNION ALL SELECT ?) s WHERE v {list}',
+    );
+    expect(uuids(await echo.all([awkward[0], awkward[1], 'other', awkward]))).toEqual(
+      [awkward[0], awkward[1]].sort(),
+    );
+    expect(uuids(await echo.all(['NULL', '{a,b}@x.test', ' spaced ', ['{a,b}@x.test', 'spaced']]))).toEqual([
+      '{a,b}@x.test',
+    ]);
+  });
+
   it("answers while another request's transaction is open (PostgreSQL), or once it ends, ahead of the transaction queued behind it (SQLite)", async () => {
     const runtime = t.app.get(DatabaseRuntime);
     const order: string[] = [];

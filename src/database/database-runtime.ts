@@ -52,11 +52,22 @@ export abstract class DatabaseRuntime {
   }
 
   /**
-   * A HotRead of `sql`, which uses `?` placeholders; `{list}` stands for a list, given as a
-   * non-empty array in that place of the parameters (one statement for every length). `name`
+   * A HotRead of `sql`, which uses `?` placeholders; `{list}` stands for a list (listMatch), given
+   * as a non-empty array in that place of the parameters (one statement for every length). `name`
    * names the statement on the server: unique per statement text.
    */
   abstract read(name: string, sql: string): HotRead;
+
+  /**
+   * How a list is matched, the one place that says it: the SQL that follows a column for "holds
+   * one of the list's values", with one `?` for the whole list (so one statement serves every
+   * length), and the list as that parameter (bindList). `type`: the column's SQL type, where the
+   * engine wants it.
+   */
+  abstract listMatch(type?: string): string;
+
+  /** A list as the one parameter of listMatch's SQL. */
+  abstract bindList(list: readonly unknown[]): unknown;
 
   /**
    * A lookup by key, in whichever of its two forms is fastest on this engine; one function when

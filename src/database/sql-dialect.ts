@@ -14,6 +14,8 @@ import type { QueryResult } from 'typeorm/query-runner/QueryResult';
 import { chunks } from './chunks';
 import { DatabaseRuntime } from './database-runtime';
 import { EntityRowReader } from './entity-row-reader';
+import { pgArray } from './postgres/pg-array';
+import { numberedPlaceholders } from './postgres/postgres-runtime';
 
 /** First key of our advisory locks ("rela"), so they never meet another application's on the same database. */
 export const LOCK_NAMESPACE = 0x72656c61;
@@ -119,35 +121,6 @@ const PG_TYPES_TAKEN_AS_IS = new Set<unknown>([
 /** Whether a column's values go to pg as they are: no transformer, and a type TypeORM does not convert. */
 const takenAsIs = (column: ColumnMetadata): boolean =>
   !column.transformer && PG_TYPES_TAKEN_AS_IS.has(column.type);
-
-const ARRAY_ELEMENT_SPECIALS = /["\\]/;
-const ARRAY_ELEMENT_ESCAPES = /["\\]/g;
-
-/**
- * A column's values for `$n::type[]`: PostgreSQL's array literal (`{"a","b",NULL}`), written here
- * because pg's own (two regular expressions on every element, and its own date formatting) cost
- * more than the statement for the log ingest's hundreds of rows; dates as ISO 8601 in UTC. Values
- * that are neither text, numbers, booleans nor dates (bytes) are left to pg: the array as it is.
- */
-function pgArray(values: unknown[]): string | unknown[] {
-  const parts = new Array<string>(values.length);
-  for (let i = 0; i < values.length; i++) {
-    const value = values[i];
-    let text: string;
-    if (value === null || value === undefined) {
-      parts[i] = 'NULL';
-      continue;
-    } else if (typeof value === 'string') text = value;
-    else if (typeof value === 'number' || typeof value === 'bigint') text = String(value);
-    else if (typeof value === 'boolean') text = value ? 't' : 'f';
-    else if (value instanceof Date && !Number.isNaN(value.getTime())) text = value.toISOString();
-    else return values;
-    parts[i] = ARRAY_ELEMENT_SPECIALS.test(text)
-      ? `"${text.replace(ARRAY_ELEMENT_ESCAPES, '\\$&')}"`
-      : `"${text}"`;
-  }
-  return `{${parts.join(',')}}`;
-}
 
 /** Rows per INSERT … SELECT FROM unnest(…) on PostgreSQL: bounds one statement's size, not its parameters. */
 const PG_ROWS_PER_STATEMENT = 5_000;
@@ -281,14 +254,8 @@ export class SqlDialect {
     const params: unknown[] = [];
     const conditions = Object.entries(where.in).map(([field, values]) => {
       const column = propertyColumn(metadata, field, 'findIn');
-      const name = `t.${driver.escape(column.databaseName)}`;
-      const list = values as ReadonlyArray<string | number>;
-      if (this.isPostgres) {
-        params.push(pgArray([...list]));
-        return `${name} = ANY($${params.length}::${driver.normalizeType(column)}[])`;
-      }
-      params.push(JSON.stringify(list));
-      return `${name} IN (SELECT value FROM json_each(?))`;
+      params.push(this.runtime.bindList(values as ReadonlyArray<string | number>));
+      return `t.${driver.escape(column.databaseName)} ${this.runtime.listMatch(driver.normalizeType(column))}`;
     });
     for (const field of where.isNull ?? []) {
       conditions.push(`t.${driver.escape(propertyColumn(metadata, field, 'findIn').databaseName)} IS NULL`);
@@ -297,6 +264,7 @@ export class SqlDialect {
     if (o.orderBy)
       sql += ` ORDER BY t.${driver.escape(propertyColumn(metadata, o.orderBy, 'findIn').databaseName)}`;
     if (o.forUpdate && this.isPostgres) sql += ' FOR UPDATE';
+    if (this.isPostgres) sql = numberedPlaceholders(sql);
     const rows = ((await this.structuredQuery(manager, sql, params)).records ?? []) as Array<
       Record<string, unknown>
     >;

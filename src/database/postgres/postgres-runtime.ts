@@ -10,6 +10,7 @@ import {
   ReadRow,
   readBeforeInitialised,
 } from '../database-runtime';
+import { pgArray } from './pg-array';
 import { BatchedQuery } from './batched-query';
 import { BatchedRead } from './batched-read';
 
@@ -34,7 +35,15 @@ export class PostgresRuntime extends DatabaseRuntime {
   }
 
   read(name: string, sql: string): HotRead {
-    return new PostgresHotRead(this.dataSource, name, sql.replace(LIST_PLACEHOLDER, '= ANY(?)'));
+    return new PostgresHotRead(this, this.dataSource, name, sql.replace(LIST_PLACEHOLDER, this.listMatch()));
+  }
+
+  listMatch(type?: string): string {
+    return type ? `= ANY(?::${type}[])` : '= ANY(?)';
+  }
+
+  bindList(list: readonly unknown[]): unknown {
+    return pgArray(list);
   }
 
   protected keyedReadOf<Row extends ReadRow>(forms: KeyedReadForms<Row>): KeyedRead<Row> {
@@ -65,20 +74,26 @@ export class PostgresHotRead implements HotRead {
   private readonly sql: string;
 
   constructor(
+    private readonly runtime: PostgresRuntime,
     private readonly dataSource: DataSource,
     private readonly name: string,
     sql: string,
   ) {
-    let n = 0;
-    this.sql = sql.replace(/\?/g, () => `$${++n}`);
+    this.sql = numberedPlaceholders(sql);
   }
 
   async all(params: readonly unknown[]): Promise<ReadRow[]> {
-    const values = bindLists(this.name, params, (list) => list);
+    const values = bindLists(this.name, params, (list) => this.runtime.bindList(list));
     const unavailable = await readBeforeInitialised(this.dataSource, this.sql, values);
     if (unavailable) return unavailable;
     const pool = (this.dataSource.driver as unknown as { master: PoolHandle }).master;
     const result = await pool.query({ name: this.name, text: this.sql, values, rowMode: 'array' });
     return result.rows;
   }
+}
+
+/** `?` placeholders as PostgreSQL's `$1, $2, …` (for SQL that holds no `?` of its own). */
+export function numberedPlaceholders(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
 }

@@ -64,12 +64,15 @@ export class SqliteRuntime extends DatabaseRuntime implements OnApplicationBoots
   }
 
   read(name: string, sql: string): HotRead {
-    return new SqliteHotRead(
-      this,
-      this.dataSource,
-      name,
-      sql.replace(LIST_PLACEHOLDER, 'IN (SELECT value FROM json_each(?))'),
-    );
+    return new SqliteHotRead(this, this.dataSource, name, sql.replace(LIST_PLACEHOLDER, this.listMatch()));
+  }
+
+  listMatch(): string {
+    return 'IN (SELECT value FROM json_each(?))';
+  }
+
+  bindList(list: readonly unknown[]): string {
+    return JSON.stringify(list);
   }
 
   protected keyedReadOf<Row extends ReadRow>(forms: KeyedReadForms<Row>): KeyedRead<Row> {
@@ -117,7 +120,7 @@ export class SqliteHotRead implements HotRead {
   ) {}
 
   async all(params: readonly unknown[]): Promise<ReadRow[]> {
-    const values = bindLists(this.name, params, (list) => JSON.stringify(list));
+    const values = bindLists(this.name, params, (list) => this.runtime.bindList(list));
     const unavailable = await readBeforeInitialised(this.dataSource, this.sql, values);
     if (unavailable) return unavailable;
     return this.runtime.gate.whenNoOpenTransaction(() => {
