@@ -5,7 +5,7 @@ import { analyze, type ServiceWatch } from './event-loop';
 import { cpuMicros, RssSampler, RunningService } from './service';
 
 /** quality.md's fleet rows: 50 Postfix hosts shipping at once. */
-export const FLEET_CONNECTIONS = 50;
+export const FLEET_CONNECTIONS = Number(process.env.BENCH_FLEET_CONNECTIONS ?? 50);
 /** Messages a batch: 125 × 8 lines = 1,000 lines. */
 const MESSAGES_PER_BATCH = 125;
 /** Of them, the busy company's; the rest are the connection's own company's. */
