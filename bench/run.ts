@@ -660,9 +660,13 @@ function fleetFigures(fleet: FleetFigures, live: HttpRun, kind: BenchDatabase['k
   const answered = (run: FleetFigures['ingest']) =>
     `${fmt(run.batches)} batches in ${fmt(run.seconds, 1)} s, p50 ${fmt(run.latencyMs.p50)} ms, max ${fmt(run.latencyMs.max)} ms; ${run.refused} answered other than 200`;
   const cpu = (run: FleetFigures['ingest'], unit: string) =>
-    run.serviceCpuMicrosPerUnit === null
+    (run.serviceCpuMicrosPerUnit === null
       ? ''
-      : `; service CPU ${fmt(run.serviceCpuMicrosPerUnit, 1)} µs a ${unit}`;
+      : `; service CPU ${fmt(run.serviceCpuMicrosPerUnit, 1)} µs a ${unit}`) +
+    (kind === 'postgres' && run.postgresCpuMicrosPerUnit !== null
+      ? `, PostgreSQL's ${fmt(run.postgresCpuMicrosPerUnit, 1)} µs (its processes on this machine)`
+      : '') +
+    (run.machineBusy === null ? '' : `; the machine ${fmt(run.machineBusy * 100)} % busy`);
   /** A fleet run's rate, then the same as a ratio to the ceiling. */
   const rate = (
     id: string,

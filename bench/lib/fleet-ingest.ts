@@ -2,7 +2,7 @@ import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { BenchDatabase } from './database';
 import { analyze, type ServiceWatch } from './event-loop';
-import { cpuMicros, RssSampler, RunningService } from './service';
+import { commandCpuMicros, cpuMicros, machineCpuMicros, RssSampler, RunningService } from './service';
 
 /** quality.md's fleet rows: 50 Postfix hosts shipping at once. */
 export const FLEET_CONNECTIONS = Number(process.env.BENCH_FLEET_CONNECTIONS ?? 50);
@@ -34,6 +34,10 @@ export interface FleetRun {
   seconds: number;
   /** The service's CPU time (user + system) per unit: steadier than the rate on a shared machine. */
   serviceCpuMicrosPerUnit: number | null;
+  /** The same of this machine's `postgres` processes (the database, when it runs here). */
+  postgresCpuMicrosPerUnit: number | null;
+  /** How busy the whole machine was during the run (0–1, all its CPUs): whether it had any left. */
+  machineBusy: number | null;
 }
 
 export interface FleetFigures {
@@ -165,6 +169,8 @@ export async function measureFleet(
   ): Promise<FleetRun> => {
     const started = performance.now();
     const cpuBefore = cpuMicros(service.pid);
+    const postgresBefore = commandCpuMicros('postgres');
+    const machineBefore = machineCpuMicros();
     const until = started + seconds * 1000;
     const latencies: number[] = [];
     let units = 0;
@@ -186,6 +192,8 @@ export async function measureFleet(
     );
     const elapsed = (performance.now() - started) / 1000;
     const cpuAfter = cpuMicros(service.pid);
+    const postgresAfter = commandCpuMicros('postgres');
+    const machineAfter = machineCpuMicros();
     latencies.sort((a, b) => a - b);
     const at = (q: number) =>
       latencies[Math.min(latencies.length - 1, Math.ceil(latencies.length * q) - 1)] ?? 0;
@@ -199,6 +207,11 @@ export async function measureFleet(
       seconds: elapsed,
       serviceCpuMicrosPerUnit:
         cpuBefore === undefined || cpuAfter === undefined || !units ? null : (cpuAfter - cpuBefore) / units,
+      postgresCpuMicrosPerUnit: units ? (postgresAfter - postgresBefore) / units : null,
+      machineBusy:
+        machineBefore && machineAfter && machineAfter.total > machineBefore.total
+          ? (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)
+          : null,
     };
   };
 

@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { EVENT_LOOP_DELAY_MESSAGE, EventLoopDelayReport } from '../../src/common/runtime/event-loop-report';
@@ -168,6 +168,42 @@ export function cpuMicros(pid: number): number | undefined {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
     return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time (user + system, µs) of every process of this machine whose command is `command`
+ * (`postgres`: the database's server and its backends, when it runs here). A process that ends
+ * between two readings takes its time with it: the pooled backends of a run do not.
+ */
+export function commandCpuMicros(command: string): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== command) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) * 10_000;
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return total;
+}
+
+/** The whole machine's CPU time, busy and in all (µs summed over its CPUs), from /proc/stat. */
+export function machineCpuMicros(): { busy: number; total: number } | undefined {
+  try {
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+      .split('\n', 1)[0]
+      .split(/\s+/)
+      .slice(1, 9)
+      .map(Number);
+    const busy = user + nice + system + irq + softirq + steal;
+    return { busy: busy * 10_000, total: (busy + idle + iowait) * 10_000 };
   } catch {
     return undefined;
   }
