@@ -235,7 +235,8 @@ export class SqlDialect {
 
   /**
    * The rows of `target` that match `where`, with the `select` fields only (all when not given),
-   * in no particular order unless `o` gives one, locked when `o` says so: one statement with one parameter a list (`= ANY($n)` on PostgreSQL,
+   * in no particular order unless `o` names one, locked when `o` asks: one statement with one
+   * parameter a list (the runtime's listMatch and bindList: `= ANY($n)` on PostgreSQL,
    * `IN (SELECT value FROM json_each(?))` on SQLite), its rows hydrated by EntityRowReader. For
    * the reads of the log ingest and provider events, where TypeORM's `find(… In(…))` (a parameter,
    * and a scan of those made so far, per value; then its general hydration) cost more than the
@@ -540,9 +541,8 @@ export class SqlDialect {
    * Updates many rows, each with values of its own, in one statement: every row gives the same
    * `match` fields (which find it) and `set` fields (what it becomes). A row whose match finds
    * nothing is passed over, and so is one whose `o.isNull` fields are not all NULL; `add` fields
-   * are added to the row's own values. Answers the
-   * `returning` field of each row updated. PostgreSQL gets
-   * one array per field (`FROM unnest(…)`), SQLite a VALUES list (`UPDATE … FROM`). Values are
+   * are added to the row's own values. Answers the `returning` field of each row updated.
+   * PostgreSQL gets one array per field (`FROM unnest(…)`), SQLite a VALUES list (`UPDATE … FROM`). Values are
    * bound as insertMany binds them; no listener runs (give `updatedAt` when it should move).
    */
   async updateEach<T extends ObjectLiteral, K extends keyof T & string>(
