@@ -8,6 +8,7 @@ import {
   QueryRunner,
   SelectQueryBuilder,
 } from 'typeorm';
+import type { Driver } from 'typeorm/driver/Driver';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import type { EntityMetadata } from 'typeorm/metadata/EntityMetadata';
 import type { QueryResult } from 'typeorm/query-runner/QueryResult';
@@ -121,6 +122,21 @@ const PG_TYPES_TAKEN_AS_IS = new Set<unknown>([
 /** Whether a column's values go to pg as they are: no transformer, and a type TypeORM does not convert. */
 const takenAsIs = (column: ColumnMetadata): boolean =>
   !column.transformer && PG_TYPES_TAKEN_AS_IS.has(column.type);
+
+/** A value as TypeORM binds it for its column (transformers, SQLite's dates and booleans); undefined as NULL. */
+function boundValue(driver: Driver, value: unknown, column: ColumnMetadata): unknown {
+  return (driver.preparePersistentValue(value, column) as unknown) ?? null;
+}
+
+/**
+ * A column's values as the one parameter of `$n::type[]` (pgArray), each bound as boundValue binds
+ * it; a column pg takes as it is (text, numbers, booleans, timestamps) skips TypeORM's preparation.
+ */
+function pgColumn(driver: Driver, column: ColumnMetadata, values: unknown[]): string | readonly unknown[] {
+  return pgArray(
+    takenAsIs(column) ? values.map((v) => v ?? null) : values.map((v) => boundValue(driver, v, column)),
+  );
+}
 
 /** Rows per INSERT … SELECT FROM unnest(…) on PostgreSQL: bounds one statement's size, not its parameters. */
 const PG_ROWS_PER_STATEMENT = 5_000;
@@ -340,7 +356,7 @@ export class SqlDialect {
     };
     const driver = manager.dataSource.driver;
     const valueOf = (row: Partial<T>, column: (typeof columns)[number]): unknown =>
-      (driver.preparePersistentValue(row[column.propertyName as keyof T], column) as unknown) ?? null;
+      row[column.propertyName as keyof T];
     const head = `INSERT INTO ${table} (${columns.map((c) => escape(c.databaseName)).join(', ')}) `;
     let affected = 0;
     if (this.isPostgres) {
@@ -349,14 +365,13 @@ export class SqlDialect {
       // than to insert.
       const unnest = columns.map((c, n) => `$${n + 1}::${driver.normalizeType(c)}[]`).join(', ');
       for (const chunk of chunks(rows, PG_ROWS_PER_STATEMENT)) {
-        const params = columns.map((column) => {
-          const property = column.propertyName as keyof T;
-          // A column pg takes as it is (text, numbers, booleans, timestamps) skips TypeORM's preparation.
-          const values = takenAsIs(column)
-            ? chunk.map((row) => row[property] ?? null)
-            : chunk.map((row) => valueOf(row, column));
-          return pgArray(values);
-        });
+        const params = columns.map((column) =>
+          pgColumn(
+            driver,
+            column,
+            chunk.map((row) => valueOf(row, column)),
+          ),
+        );
         affected += await run(`${head}SELECT * FROM unnest(${unnest}) ${onConflict}`, params);
       }
       return { affected, returned };
@@ -367,7 +382,7 @@ export class SqlDialect {
       const params: unknown[] = [];
       const values = chunk.map((row) => {
         const marks = columns.map((column) => {
-          params.push(valueOf(row, column));
+          params.push(boundValue(driver, valueOf(row, column), column));
           return '?';
         });
         return `(${marks.join(', ')})`;
@@ -431,8 +446,7 @@ export class SqlDialect {
     const setParameters: Record<string, unknown> = {};
     const sets = Object.keys(claim.set).map((field, n) => {
       const column = columnOf(field);
-      setParameters[`set${n}`] =
-        (driver.preparePersistentValue(claim.set[field as keyof T], column) as unknown) ?? null;
+      setParameters[`set${n}`] = boundValue(driver, claim.set[field as keyof T], column);
       return `${escape(column.databaseName)} = :set${n}`;
     });
     const run = async (sql: string, parameters: Record<string, unknown>): Promise<number[]> => {
@@ -522,7 +536,7 @@ export class SqlDialect {
       const value = claim.set[field as keyof T];
       const name = escape(column(field).databaseName);
       if (typeof value === 'function') return `${name} = ${(value as () => string)()}`;
-      parameters[`set${n}`] = (driver.preparePersistentValue(value, column(field)) as unknown) ?? null;
+      parameters[`set${n}`] = boundValue(driver, value, column(field));
       return `${name} = :set${n}`;
     });
     const order = claim.order.map((field) => `q.${escape(column(field).databaseName)}`).join(', ');
@@ -565,10 +579,7 @@ export class SqlDialect {
     ].map((x) => ({ ...x, column: columnOf(x.f) }));
     const names = fields.map((x) => escape(x.name)).join(', ');
     const valueOf = (row: RowUpdate<T>, x: (typeof fields)[number]): unknown =>
-      (driver.preparePersistentValue(
-        (row[x.part] as Partial<T> | undefined)?.[x.f as keyof T],
-        x.column,
-      ) as unknown) ?? null;
+      (row[x.part] as Partial<T> | undefined)?.[x.f as keyof T];
     const assignments = fields
       .filter((x) => x.part !== 'match')
       .map((x) => {
@@ -594,11 +605,18 @@ export class SqlDialect {
       if (this.isPostgres) {
         const arrays = fields.map((x, n) => `$${n + 1}::${driver.normalizeType(x.column)}[]`).join(', ');
         sql = `WITH v(${names}) AS (SELECT * FROM unnest(${arrays})) ${tail}`;
-        params = fields.map((x) => pgArray(chunk.map((row) => valueOf(row, x))));
+        params = fields.map((x) =>
+          pgColumn(
+            driver,
+            x.column,
+            chunk.map((row) => valueOf(row, x)),
+          ),
+        );
       } else {
         params = [];
         const values = chunk.map(
-          (row) => `(${fields.map((x) => (params.push(valueOf(row, x)), '?')).join(', ')})`,
+          (row) =>
+            `(${fields.map((x) => (params.push(boundValue(driver, valueOf(row, x), x.column)), '?')).join(', ')})`,
         );
         sql = `WITH v(${names}) AS (VALUES ${values.join(', ')}) ${tail}`;
       }
