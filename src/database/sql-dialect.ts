@@ -133,9 +133,7 @@ function boundValue(driver: Driver, value: unknown, column: ColumnMetadata): unk
  * it; a column pg takes as it is (text, numbers, booleans, timestamps) skips TypeORM's preparation.
  */
 function pgColumn(driver: Driver, column: ColumnMetadata, values: unknown[]): string | readonly unknown[] {
-  return pgArray(
-    takenAsIs(column) ? values.map((v) => v ?? null) : values.map((v) => boundValue(driver, v, column)),
-  );
+  return pgArray(takenAsIs(column) ? values : values.map((v) => boundValue(driver, v, column)));
 }
 
 /** Rows per INSERT … SELECT FROM unnest(…) on PostgreSQL: bounds one statement's size, not its parameters. */

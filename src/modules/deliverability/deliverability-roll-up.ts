@@ -1,3 +1,4 @@
+import { isoString } from '../../common/iso-string';
 import { Injectable, Module } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { SqlDialect } from '../../database/sql-dialect';
@@ -9,7 +10,7 @@ import { DeliverabilityHour } from './entities/deliverability-hour.entity';
 type Cell = Omit<DeliverabilityHour, 'records' | 'shard'>;
 
 /** `YYYY-MM-DDTHH` (UTC) of a moment: the roll-up's hour. */
-export const hourOf = (at: Date): string => at.toISOString().slice(0, 13);
+export const hourOf = (at: Date): string => isoString(at).slice(0, 13);
 
 const cellOf = (r: CleanRecord): Cell => ({
   companyId: r.companyId ?? 0,

@@ -1,3 +1,4 @@
+import { isoString } from '../../common/iso-string';
 import { sha256Hex } from '../../common/secrets';
 import { senderDomainName } from '../attribution/sender-identity';
 import { deliverabilityOf } from '../deliverability/record-deliverability';
@@ -69,7 +70,7 @@ export const recordIdOf = (host: string, queueId: string, recipient: string): st
   sha256(host, queueId, recipient);
 
 export const rejectRecordIdOf = (host: string, at: Date, from: string, to: string): string =>
-  sha256(host, at.toISOString(), from, to);
+  sha256(host, isoString(at), from, to);
 
 /**
  * Facts in time order, and those of one time in an order of their own, so that any arrival order
@@ -99,7 +100,7 @@ export function buildQueuedRecord(
   const deciding = final ?? [...lines].reverse().find((d) => d.status === 'deferred') ?? last;
   let status: CleanStatus = final ? (final.status as CleanStatus) : lines.length ? 'deferred' : 'queued';
   const events: CleanEvent[] = lines.map((d) => ({
-    at: d.at.toISOString(),
+    at: isoString(d.at),
     status: d.status,
     dsn: d.dsn,
     response: d.response,
@@ -108,14 +109,14 @@ export function buildQueuedRecord(
   let response = deciding?.response ?? null;
   if (queue.expiredAt && !final) {
     status = 'expired';
-    events.push({ at: queue.expiredAt.toISOString(), status: 'expired', dsn: null, response: null });
+    events.push({ at: isoString(queue.expiredAt), status: 'expired', dsn: null, response: null });
   }
   let opened = false;
   let clicked = false;
   /** The provider's bounce that decided the outcome: its own verdict and code, not Postfix's. */
   let providerBounce: ProviderFact | null = null;
   for (const event of [...providerEvents].sort(eventOrder)) {
-    events.push({ at: event.at.toISOString(), status: event.type, dsn: event.dsn, response: event.reason });
+    events.push({ at: isoString(event.at), status: event.type, dsn: event.dsn, response: event.reason });
     if (event.type === 'opened') opened = true;
     else if (event.type === 'clicked') clicked = true;
     else if (!HANDED_OVER.has(status) || status === 'complained') continue;
@@ -208,7 +209,7 @@ export function buildRejectRecord(
     clicked: false,
     firstSeenAt: reject.at,
     lastEventAt: reject.at,
-    events: [{ at: reject.at.toISOString(), status: 'rejected', dsn: reject.dsn, response: reject.response }],
+    events: [{ at: isoString(reject.at), status: 'rejected', dsn: reject.dsn, response: reject.response }],
     emailId: null,
     ...deliverabilityOf({
       status: 'rejected',

@@ -295,14 +295,17 @@ export class DeliveryRecordsService {
       if (r.companyId === null || !COUNTED_STATUSES.has(r.status)) continue;
       const stored = this.index.kind === 'sql' ? before.get(r.id) : undefined;
       if (stored && stored.companyId === r.companyId && COUNTED_STATUSES.has(stored.status)) continue;
-      byCompany.set(r.companyId, [...(byCompany.get(r.companyId) ?? []), r]);
+      const list = byCompany.get(r.companyId);
+      if (list) list.push(r);
+      else byCompany.set(r.companyId, [r]);
     }
     const usage: Array<{ companyId: number; counted: number; latest: Date }> = [];
+    const countedAt = new Date();
     for (const [companyId, list] of byCompany) {
       const counted = await this.dialect.insertMany(
         em,
         QuotaCountedRecord,
-        list.map((r) => ({ recordId: r.id, companyId, countedAt: new Date() })),
+        list.map((r) => ({ recordId: r.id, companyId, countedAt })),
         'ignore',
       );
       const latest = list.reduce((a, b) => (a.lastEventAt > b.lastEventAt ? a : b)).lastEventAt;

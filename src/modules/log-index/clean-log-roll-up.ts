@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
 import { SqlDialect } from '../../database/sql-dialect';
+import { isoString } from '../../common/iso-string';
 import { TransactionService } from '../../database/transaction.service';
 import { CLEAN_STATUSES, CleanRecord, CleanStatus, emptyCounts, LogCounts, LogFilter } from './clean-record';
 import { CleanLogDay } from './entities/clean-log-day.entity';
@@ -117,7 +118,7 @@ type DayCell = Omit<CleanLogDay, 'records' | 'opened' | 'clicked'>;
 function dayCellOf(r: CleanRecord, shard: number): DayCell {
   return {
     companyId: r.companyId ?? 0,
-    day: new Date(r.lastEventAt).toISOString().slice(0, 10),
+    day: isoString(new Date(r.lastEventAt)).slice(0, 10),
     senderDomain: r.senderDomain ?? '',
     status: r.status,
     shard,

@@ -1,3 +1,4 @@
+import { isoString } from '../../../common/iso-string';
 import { sha256 } from '../clean-record-builder';
 import type { PostfixDelivery } from '../entities/postfix-delivery.entity';
 import type { PostfixQueue } from '../entities/postfix-queue.entity';
@@ -164,7 +165,7 @@ function deliveryLine(
     sender: null,
     clientIp: null,
     ...says,
-    lineKey: sha256(line.host, line.at.toISOString(), line.message),
+    lineKey: sha256(line.host, isoString(line.at), line.message),
     host: line.host,
     at: line.at,
     recipient: says.recipient.toLowerCase().slice(0, 320),
