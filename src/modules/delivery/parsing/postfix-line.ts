@@ -90,10 +90,12 @@ const QUEUE_ID = /^([0-9A-Za-z]{5,20}): (.*)$/s;
  * IANA name). A time that does not exist (`Feb 30`, month 13, 24:00) or a bare message is null.
  */
 export function parseSyslogLine(line: string, opts: { now: Date; timeZone: string }): SyslogLine | null {
-  let rest = line.replace(/\r?\n$/, '');
+  let rest = withoutLineEnd(line);
   let at: Date | null | undefined;
-  const bsd = BSD_TIME.exec(rest);
-  const iso = bsd ? null : ISO_TIME.exec(rest);
+  // A BSD time starts with its month's capital, an ISO time with a digit.
+  const first = rest.charCodeAt(0);
+  const bsd = first >= 65 && first <= 90 ? BSD_TIME.exec(rest) : null;
+  const iso = first >= 48 && first <= 57 ? ISO_TIME.exec(rest) : null;
   if (bsd) {
     at = bsdTime(bsd, opts);
     rest = rest.slice(bsd[0].length);
@@ -103,21 +105,30 @@ export function parseSyslogLine(line: string, opts: { now: Date; timeZone: strin
   }
   if (at === null) return null;
   let host: string | undefined;
-  let program = PROGRAM.exec(rest);
+  // `program[pid]: ` holds no space, so the line starts with it only if its first space follows a `:`.
+  const space = rest.indexOf(' ');
+  let program = space > 0 && rest.charCodeAt(space - 1) === COLON ? PROGRAM.exec(rest) : null;
   if (!program) {
-    const space = rest.indexOf(' ');
     if (space <= 0) return null;
     host = rest.slice(0, space);
     program = PROGRAM.exec(rest.slice(space + 1));
     if (!program) return null;
   }
   return {
-    ...(at && { at }),
-    ...(host !== undefined && { host }),
+    at,
+    host,
     program: program[1],
-    ...(program[2] && { pid: Number(program[2]) }),
+    pid: program[2] === undefined ? undefined : Number(program[2]),
     message: program[3],
   };
+}
+
+const COLON = 0x3a;
+
+/** The line without its `\n` or `\r\n` at the end. */
+function withoutLineEnd(line: string): string {
+  if (line.charCodeAt(line.length - 1) !== 0x0a) return line;
+  return line.slice(0, line.charCodeAt(line.length - 2) === 0x0d ? -2 : -1);
 }
 
 /** The event of a Postfix program's message, or null when the program or the form is not one we use. */
@@ -175,8 +186,8 @@ function clientLine(queueId: string, text: string): PostfixEvent | null {
     queueId,
     clientHost: m[1],
     clientIp: normaliseIp(m[2]) ?? m[2],
-    ...(m[3] !== undefined && { saslMethod: m[3] }),
-    ...(m[4] !== undefined && { saslUsername: m[4] }),
+    saslMethod: m[3],
+    saslUsername: m[4],
   };
 }
 
@@ -211,18 +222,19 @@ function delivery(queueId: string, text: string): PostfixEvent | null {
   const response = open >= 0 && rest.endsWith(')') ? rest.slice(open + 2, -1) : undefined;
   const remoteQueueId = response === undefined ? undefined : remoteQueueIdOf(response);
   const delay = Number(fields.get('delay'));
+  // What the line does not say is undefined (one shape for every delivery line, no spreads).
   return {
     kind: 'delivery',
     queueId,
     to: head[1],
-    ...(head[2] !== undefined && { origTo: head[2] }),
-    ...(fields.has('relay') && { relay: fields.get('relay') }),
-    ...(fields.has('delay') && Number.isFinite(delay) && { delay }),
-    ...(fields.has('delays') && { delays: fields.get('delays') }),
-    ...(fields.has('dsn') && { dsn: fields.get('dsn') }),
+    origTo: head[2],
+    relay: fields.get('relay'),
+    delay: Number.isFinite(delay) ? delay : undefined,
+    delays: fields.get('delays'),
+    dsn: fields.get('dsn'),
     status,
-    ...(response !== undefined && { response }),
-    ...(remoteQueueId && { remoteQueueId }),
+    response,
+    remoteQueueId: remoteQueueId || undefined,
   };
 }
 
@@ -261,13 +273,13 @@ function reject(text: string, actions: readonly string[]): (RejectFields & { cod
     stage: head[2],
     clientHost: head[3],
     clientIp: normaliseIp(head[4]) ?? head[4],
-    ...(head[5] !== undefined && { code: Number(head[5]) }),
-    ...(head[6] !== undefined && { dsn: head[6] }),
+    code: head[5] === undefined ? undefined : Number(head[5]),
+    dsn: head[6],
     response: reply.slice(0, fromAt),
     from: from.value,
-    ...(to !== undefined && { to }),
-    ...(proto && { proto: proto[1] }),
-    ...(helo && { helo: helo.value }),
+    to,
+    proto: proto?.[1],
+    helo: helo?.value,
   };
 }
 
@@ -320,11 +332,16 @@ function bsdTime(m: RegExpExecArray, opts: { now: Date; timeZone: string }): Dat
 
 /** RFC 3339 (`2026-11-21T18:58:35.123+07:00`), null unless the date and time exist. */
 function isoTime(m: RegExpExecArray, timeZone: string): Date | null {
-  const [, y, mo, d, h, mi, s, frac, zone] = m;
-  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number);
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  const hour = Number(m[4]);
+  const minute = Number(m[5]);
+  const second = Number(m[6]);
+  const zone = m[8];
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month - 1)) return null;
   if (!isClockTime(hour, minute, second)) return null;
-  const wall = Date.UTC(year, month - 1, day, hour, minute, second, fraction(frac));
+  const wall = Date.UTC(year, month - 1, day, hour, minute, second, fraction(m[7]));
   if (!zone) return new Date(wall - tzOffsetMs(timeZone, wall));
   const offset = zoneOffsetMs(zone);
   return offset === null ? null : new Date(wall - offset);
@@ -332,9 +349,11 @@ function isoTime(m: RegExpExecArray, timeZone: string): Date | null {
 
 const isClockTime = (h: number, mi: number, s: number): boolean => h <= 23 && mi <= 59 && s <= 59;
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 function daysInMonth(year: number, month: number): number {
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month];
+  return month === 1 && leap ? 29 : DAYS_IN_MONTH[month];
 }
 
 function zoneOffsetMs(zone: string): number | null {

@@ -80,9 +80,9 @@ export function factsOf(lines: ParsedLine[]): BatchFacts {
       continue;
     }
     const key = queueKey(host, event.queueId);
-    const queue = queues.get(key) ?? noFacts(host, event.queueId, at);
-    if (at < queue.firstSeenAt) queue.firstSeenAt = at;
-    queues.set(key, queue);
+    let queue = queues.get(key);
+    if (!queue) queues.set(key, (queue = noFacts(host, event.queueId, at)));
+    else if (at < queue.firstSeenAt) queue.firstSeenAt = at;
     switch (event.kind) {
       case 'client':
         queue.clientHost = event.clientHost.slice(0, 255);
@@ -155,20 +155,22 @@ function deliveryLine(
   line: ParsedLine,
   says: Pick<DeliveryLine, 'queueId' | 'recipient' | 'status'> & Partial<DeliveryLine>,
 ): DeliveryLine {
+  // Every field written out, no spread: one shape for every line, and this runs for each of them.
   return {
-    origTo: null,
-    dsn: null,
-    relay: null,
-    delay: null,
-    response: null,
-    remoteQueueId: null,
-    sender: null,
-    clientIp: null,
-    ...says,
     lineKey: sha256(line.host, isoString(line.at), line.message),
     host: line.host,
+    queueId: says.queueId,
     at: line.at,
     recipient: says.recipient.toLowerCase().slice(0, 320),
+    origTo: says.origTo ?? null,
+    status: says.status,
+    dsn: says.dsn ?? null,
+    relay: says.relay ?? null,
+    delay: says.delay ?? null,
+    response: says.response ?? null,
+    remoteQueueId: says.remoteQueueId ?? null,
+    sender: says.sender ?? null,
+    clientIp: says.clientIp ?? null,
   };
 }
 
