@@ -135,6 +135,19 @@ export function buildQueuedRecord(
   const recipient = last?.recipient ?? '';
   const from = queue.sender ?? '';
   const relay = deciding?.relay ?? null;
+  const quality = deliverabilityOf(
+    providerBounce
+      ? {
+          status,
+          to: recipient,
+          dsn: providerBounce.dsn,
+          response,
+          relay,
+          providerBounceKind: providerBounce.bounceKind,
+        }
+      : { status, to: recipient, dsn, response, relay },
+  );
+  // Every field written out (no spread): one shape for every record, built for each recipient.
   return {
     id: recordIdOf(queue.host, queue.queueId, recipient),
     companyId: company?.id ?? null,
@@ -162,18 +175,10 @@ export function buildQueuedRecord(
     lastEventAt: new Date(Math.max(...times.map((t) => t.getTime()))),
     events,
     emailId: null,
-    ...deliverabilityOf(
-      providerBounce
-        ? {
-            status,
-            to: recipient,
-            dsn: providerBounce.dsn,
-            response,
-            relay,
-            providerBounceKind: providerBounce.bounceKind,
-          }
-        : { status, to: recipient, dsn, response, relay },
-    ),
+    provider: quality.provider,
+    bounceType: quality.bounceType,
+    bounceCategory: quality.bounceCategory,
+    bounceRule: quality.bounceRule,
   };
 }
 
@@ -184,6 +189,13 @@ export function buildRejectRecord(
   company: RecordCompany | null,
 ): CleanRecord {
   const from = reject.sender ?? '';
+  const quality = deliverabilityOf({
+    status: 'rejected',
+    to: reject.recipient,
+    dsn: reject.dsn,
+    response: reject.response,
+    relay: null,
+  });
   return {
     id: rejectRecordIdOf(host, reject.at, from, reject.recipient),
     companyId: company?.id ?? null,
@@ -211,13 +223,10 @@ export function buildRejectRecord(
     lastEventAt: reject.at,
     events: [{ at: isoString(reject.at), status: 'rejected', dsn: reject.dsn, response: reject.response }],
     emailId: null,
-    ...deliverabilityOf({
-      status: 'rejected',
-      to: reject.recipient,
-      dsn: reject.dsn,
-      response: reject.response,
-      relay: null,
-    }),
+    provider: quality.provider,
+    bounceType: quality.bounceType,
+    bounceCategory: quality.bounceCategory,
+    bounceRule: quality.bounceRule,
   };
 }
 
