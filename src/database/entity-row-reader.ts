@@ -1,5 +1,6 @@
 import { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
+import { pgTakesAsIs } from './postgres/pg-as-is';
 
 /**
  * Reads one entity's columns out of a raw SQL row, converting each value exactly as TypeORM
@@ -9,6 +10,8 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
  */
 export class EntityRowReader<T extends ObjectLiteral> {
   private readonly columns: ColumnMetadata[];
+  /** Per column: its value is the entity's as pg gave it (PostgreSQL, a type TypeORM leaves alone). */
+  private readonly asIs: boolean[];
 
   constructor(
     private readonly dataSource: DataSource,
@@ -27,6 +30,8 @@ export class EntityRowReader<T extends ObjectLiteral> {
         c.propertyName !== c.relationMetadata?.propertyName &&
         !omit.includes(c.propertyName as keyof T & string),
     );
+    const postgres = dataSource.options.type === 'postgres';
+    this.asIs = this.columns.map((c) => postgres && pgTakesAsIs(c));
   }
 
   private readonly metadata: ReturnType<DataSource['getMetadata']>;
@@ -49,7 +54,8 @@ export class EntityRowReader<T extends ObjectLiteral> {
     const driver = this.dataSource.driver;
     for (let i = 0; i < this.columns.length; i++) {
       const column = this.columns[i];
-      entity[column.propertyName] = driver.prepareHydratedValue(row[offset + i], column);
+      const value = row[offset + i];
+      entity[column.propertyName] = this.asIs[i] ? value : driver.prepareHydratedValue(value, column);
     }
     return entity as T;
   }

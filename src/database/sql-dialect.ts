@@ -16,6 +16,7 @@ import { chunks } from './chunks';
 import { DatabaseRuntime } from './database-runtime';
 import { EntityRowReader } from './entity-row-reader';
 import { pgArray } from './postgres/pg-array';
+import { pgTakesAsIs } from './postgres/pg-as-is';
 import { numberedPlaceholders } from './postgres/postgres-runtime';
 
 /** First key of our advisory locks ("rela"), so they never meet another application's on the same database. */
@@ -102,27 +103,6 @@ function propertyColumn(metadata: EntityMetadata, property: string, operation: s
   return found;
 }
 
-/** Column types whose values PostgresDriver.preparePersistentValue gives back as they are (timestamps as Dates). */
-const PG_TYPES_TAKEN_AS_IS = new Set<unknown>([
-  'varchar',
-  'character varying',
-  'text',
-  'integer',
-  'int',
-  'smallint',
-  'bigint',
-  'real',
-  'double precision',
-  'boolean',
-  'uuid',
-  'timestamptz',
-  'timestamp with time zone',
-]);
-
-/** Whether a column's values go to pg as they are: no transformer, and a type TypeORM does not convert. */
-const takenAsIs = (column: ColumnMetadata): boolean =>
-  !column.transformer && PG_TYPES_TAKEN_AS_IS.has(column.type);
-
 /** A value as TypeORM binds it for its column (transformers, SQLite's dates and booleans); undefined as NULL. */
 function boundValue(driver: Driver, value: unknown, column: ColumnMetadata): unknown {
   return (driver.preparePersistentValue(value, column) as unknown) ?? null;
@@ -133,7 +113,7 @@ function boundValue(driver: Driver, value: unknown, column: ColumnMetadata): unk
  * it; a column pg takes as it is (text, numbers, booleans, timestamps) skips TypeORM's preparation.
  */
 function pgColumn(driver: Driver, column: ColumnMetadata, values: unknown[]): string | readonly unknown[] {
-  return pgArray(takenAsIs(column) ? values : values.map((v) => boundValue(driver, v, column)));
+  return pgArray(pgTakesAsIs(column) ? values : values.map((v) => boundValue(driver, v, column)));
 }
 
 /** Rows per INSERT … SELECT FROM unnest(…) on PostgreSQL: bounds one statement's size, not its parameters. */
