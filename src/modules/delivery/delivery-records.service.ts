@@ -186,21 +186,32 @@ export class DeliveryRecordsService {
   ): Promise<Map<PostfixQueue, RecordCompany | null>> {
     const companies = new Map<PostfixQueue, RecordCompany | null>();
     const decided = new Map<number | null, number[]>();
+    // A batch's queues mostly share their facts (one client, one SASL username): each is asked once.
+    const answers = new Map<string, RecordCompany | null>();
     for (const queue of queues) {
-      if (queue.attributedAt) {
-        const kept = queue.companyId === null ? null : await this.attribution.companyById(queue.companyId);
-        companies.set(queue, recordCompany(kept));
-        continue;
+      const kept = queue.attributedAt != null;
+      const key = kept
+        ? `kept\n${queue.companyId}`
+        : JSON.stringify([queue.saslUsername, queue.clientIp, queue.sender]);
+      let company = answers.get(key);
+      if (company === undefined) {
+        const found = kept
+          ? queue.companyId === null
+            ? null
+            : await this.attribution.companyById(queue.companyId)
+          : await this.attribution.companyOf({
+              relayUsername: queue.saslUsername,
+              clientAddress: queue.clientIp,
+              sender: queue.sender,
+            });
+        answers.set(key, (company = recordCompany(found)));
       }
-      const company = await this.attribution.companyOf({
-        relayUsername: queue.saslUsername,
-        clientAddress: queue.clientIp,
-        sender: queue.sender,
-      });
-      companies.set(queue, recordCompany(company));
-      if (queue.clientIp !== null && (queue.saslUsername !== null || queue.sender !== null)) {
+      companies.set(queue, company);
+      if (!kept && queue.clientIp !== null && (queue.saslUsername !== null || queue.sender !== null)) {
         const companyId = company?.id ?? null;
-        decided.set(companyId, [...(decided.get(companyId) ?? []), queue.id]);
+        const ids = decided.get(companyId);
+        if (ids) ids.push(queue.id);
+        else decided.set(companyId, [queue.id]);
       }
     }
     await this.facts.keepCompanies(em, decided);
@@ -335,7 +346,9 @@ export class DeliveryRecordsService {
       // A provider's bounce suppresses as the provider's (applyProviderEvents), not as the log's.
       if (matched.some((e) => e.type === 'bounced')) continue;
       if (r.bounceType !== 'hard') continue;
-      byCompany.set(r.companyId, [...(byCompany.get(r.companyId) ?? []), r.to]);
+      const emails = byCompany.get(r.companyId);
+      if (emails) emails.push(r.to);
+      else byCompany.set(r.companyId, [r.to]);
     }
     for (const [companyId, emails] of byCompany) {
       await this.suppression.add(companyId, { emails, reason: 'hard_bounce', source: 'log' }, em);
