@@ -37,31 +37,13 @@ export function isoString(date: Date): string {
   const seconds = Math.floor(rest / 1000);
   const millis = rest - seconds * 1000;
   const century = Math.floor(year / 100);
+  const yy = year - century * 100;
   const d = DIGIT_PAIRS;
+  // One argument a character, laid out as the text reads: YYYY-MM-DD T HH:MM:SS .mmm Z.
+  // prettier-ignore
   return String.fromCharCode(
-    d[2 * century],
-    d[2 * century + 1],
-    d[2 * (year - century * 100)],
-    d[2 * (year - century * 100) + 1],
-    DASH,
-    d[2 * month],
-    d[2 * month + 1],
-    DASH,
-    d[2 * day],
-    d[2 * day + 1],
-    T,
-    d[2 * hours],
-    d[2 * hours + 1],
-    COLON,
-    d[2 * minutes],
-    d[2 * minutes + 1],
-    COLON,
-    d[2 * seconds],
-    d[2 * seconds + 1],
-    DOT,
-    48 + Math.floor(millis / 100),
-    48 + (Math.floor(millis / 10) % 10),
-    48 + (millis % 10),
-    Z,
+    d[2 * century], d[2 * century + 1], d[2 * yy], d[2 * yy + 1], DASH, d[2 * month], d[2 * month + 1], DASH, d[2 * day], d[2 * day + 1],
+    T, d[2 * hours], d[2 * hours + 1], COLON, d[2 * minutes], d[2 * minutes + 1], COLON, d[2 * seconds], d[2 * seconds + 1],
+    DOT, 48 + Math.floor(millis / 100), 48 + (Math.floor(millis / 10) % 10), 48 + (millis % 10), Z,
   );
 }
