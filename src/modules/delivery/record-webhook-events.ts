@@ -49,9 +49,12 @@ export function recordWebhookEvents(
           response: outcome.response,
           relay: record.relay,
           attempts: record.attempts,
-          ...(FAILURES.has(type) && { bounce: bounceOf(outcome, record) }),
+          // Absent rather than spread in (undefined leaves the JSON payload): one shape for every event.
+          bounce: FAILURES.has(type) ? bounceOf(outcome, record) : undefined,
           provider: record.provider,
-          ...(link && { emailId: link.emailId, tags: link.tags, metadata: link.metadata }),
+          emailId: link?.emailId,
+          tags: link?.tags,
+          metadata: link?.metadata,
         },
       });
     }

@@ -45,7 +45,7 @@ function fromRecord(record: unknown): ShippedLine {
   if (line === undefined || line.trim() === '') return { skipped: true };
   const host = firstString(record, HOST_FIELDS);
   const at = timeOf(record);
-  return { line, ...(host && { host }), ...(at && { at }) };
+  return { line, host: host || undefined, at };
 }
 
 /** Epoch numbers above this are milliseconds: as seconds they would be past the year 5000. */
