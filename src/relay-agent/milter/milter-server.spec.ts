@@ -1,11 +1,10 @@
 import { Logger } from '@nestjs/common';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { dkimSign } from 'mailauth/lib/dkim/sign';
 import { milterMessages } from '../../modules/metrics/metrics';
 import { MilterDecisions, SendingCompany } from './milter-decisions';
 import { cStrings, encodeFrame, Frame, splitStrings } from './milter-protocol';
 import { MilterServer, MilterServerOptions } from './milter-server';
+import { liveMemory } from '../../../test/support/live-memory';
 import { deliveredMessage, dkimResults, dkimTestKey } from '../../../test/support/relay-agent/dkim-test-key';
 import { PostfixMilterClient, TestMessage } from '../../../test/support/relay-agent/postfix-milter-client';
 
@@ -364,15 +363,7 @@ describe('MilterServer', () => {
       '0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ  \t trailing  \r\n',
     );
     const lines = Math.ceil((25 * 1024 * 1024) / line.length);
-    // What is live (heap and Buffers) after a full collection: not RSS, which in a jest worker shared
-    // with other suites moves with their garbage (+38 MB once in CI for this very message).
-    setFlagsFromString('--expose-gc');
-    const collectGarbage = runInNewContext('gc') as () => void;
-    const live = () => {
-      collectGarbage();
-      const { heapUsed, external } = process.memoryUsage();
-      return heapUsed + external;
-    };
+    // What is live (liveMemory), not RSS: this jest worker's RSS moved +38 MB once in CI for this message.
     let before = 0;
     let growth: number | undefined;
     // The body is generated chunk by chunk, so neither side holds it; the verifier gets it once.
@@ -380,11 +371,12 @@ describe('MilterServer', () => {
     function* body(measure = false): Generator<Buffer> {
       const block = Buffer.concat(Array.from({ length: 800 }, () => line));
       for (let i = 0; i < lines; i += 800) {
-        if (measure && growth === undefined && i >= (lines * 3) / 4) growth = (live() - before) / 1024 / 1024;
+        if (measure && growth === undefined && i >= (lines * 3) / 4)
+          growth = (liveMemory() - before) / 1024 / 1024;
         yield block.subarray(0, Math.min(800, lines - i) * line.length);
       }
     }
-    before = live();
+    before = liveMemory();
     const big = message({ body: body(true) });
     const replies = await c.message(big);
     console.log(`25 MB message: live heap and Buffers three quarters through +${growth?.toFixed(1)} MB`);

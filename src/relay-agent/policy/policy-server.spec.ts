@@ -3,9 +3,8 @@ import { once } from 'node:events';
 import { connect, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { RelayQuery } from '../../modules/internal/relay-decision';
+import { liveMemory } from '../../../test/support/live-memory';
 import { PolicyServer } from './policy-server';
 
 const request = (fields: Record<string, string>) =>
@@ -200,16 +199,8 @@ describe('PolicyServer back-pressure', () => {
     const batches = Array.from({ length: total / 10_000 }, (_, b) =>
       Array.from({ length: 10_000 }, (_, i) => numbered(b * 10_000 + i)).join(''),
     );
-    // The live heap (with Buffers) after a full collection, not RSS: this jest worker shares its process with other
-    // suites, whose uncollected garbage moved RSS by hundreds of MB during this test in a full run.
-    setFlagsFromString('--expose-gc');
-    const collectGarbage = runInNewContext('gc') as () => void;
-    const liveHeap = () => {
-      collectGarbage();
-      const { heapUsed, external } = process.memoryUsage();
-      return heapUsed + external;
-    };
-    const heapBefore = liveHeap();
+    // What is live (liveMemory), not RSS: this jest worker's RSS moved by 343 MB once in a full run.
+    const heapBefore = liveMemory();
     const stalled = await connected(at);
     stalled.socket.pause();
     const stoppedReading = once(server!, 'stalled');
@@ -219,7 +210,7 @@ describe('PolicyServer back-pressure', () => {
     await stoppedReading;
     const seen = decided;
     const mb = (heap: number) => Math.round((heap - heapBefore) / 2 ** 20);
-    const heapStalled = liveHeap();
+    const heapStalled = liveMemory();
     console.log(
       `${seen} of ${total} decided before the client read; live heap grew by ${mb(heapStalled)} MB`,
     );
@@ -251,7 +242,7 @@ describe('PolicyServer back-pressure', () => {
     expect(outOfOrder).toBeUndefined();
     expect(decided).toBe(total + 1);
     expect(maxInFlight).toBeLessThanOrEqual(64);
-    const heapAnswered = liveHeap();
+    const heapAnswered = liveMemory();
     console.log(`all ${total} answered; live heap grew by ${mb(heapAnswered)} MB`);
     expect(mb(heapStalled)).toBeLessThan(64);
     expect(mb(heapAnswered)).toBeLessThan(64);
