@@ -1,3 +1,4 @@
+import { appendTo } from '../../common/append-to';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { SqlDialect } from '../../database/sql-dialect';
@@ -79,10 +80,7 @@ export class DeliveryRecordsService {
 
     const byRecipient = new Map<string, DeliveryLine[]>();
     for (const d of deliveries) {
-      const key = `${queueKey(d.host, d.queueId!)}\n${d.recipient}`;
-      const group = byRecipient.get(key);
-      if (group) group.push(d);
-      else byRecipient.set(key, [d]);
+      appendTo(byRecipient, `${queueKey(d.host, d.queueId!)}\n${d.recipient}`, d);
     }
     const queueByKey = new Map(queueRows.map((q) => [queueKey(q.host, q.queueId), q]));
     const companies = await this.queueCompanies(em, queueRows);
@@ -208,10 +206,7 @@ export class DeliveryRecordsService {
       }
       companies.set(queue, company);
       if (!kept && queue.clientIp !== null && (queue.saslUsername !== null || queue.sender !== null)) {
-        const companyId = company?.id ?? null;
-        const ids = decided.get(companyId);
-        if (ids) ids.push(queue.id);
-        else decided.set(companyId, [queue.id]);
+        appendTo(decided, company?.id ?? null, queue.id);
       }
     }
     await this.facts.keepCompanies(em, decided);
@@ -306,9 +301,7 @@ export class DeliveryRecordsService {
       if (r.companyId === null || !COUNTED_STATUSES.has(r.status)) continue;
       const stored = this.index.kind === 'sql' ? before.get(r.id) : undefined;
       if (stored && stored.companyId === r.companyId && COUNTED_STATUSES.has(stored.status)) continue;
-      const list = byCompany.get(r.companyId);
-      if (list) list.push(r);
-      else byCompany.set(r.companyId, [r]);
+      appendTo(byCompany, r.companyId, r);
     }
     const usage: Array<{ companyId: number; counted: number; latest: Date }> = [];
     const countedAt = new Date();
@@ -346,9 +339,7 @@ export class DeliveryRecordsService {
       // A provider's bounce suppresses as the provider's (applyProviderEvents), not as the log's.
       if (matched.some((e) => e.type === 'bounced')) continue;
       if (r.bounceType !== 'hard') continue;
-      const emails = byCompany.get(r.companyId);
-      if (emails) emails.push(r.to);
-      else byCompany.set(r.companyId, [r.to]);
+      appendTo(byCompany, r.companyId, r.to);
     }
     for (const [companyId, emails] of byCompany) {
       await this.suppression.add(companyId, { emails, reason: 'hard_bounce', source: 'log' }, em);
@@ -397,13 +388,10 @@ export class DeliveryRecordsService {
 function eventsByRecord(events: StoredProviderEvent[]): (record: CleanRecord) => StoredProviderEvent[] {
   const byRecordId = new Map<string, number[]>();
   const byKey = new Map<string, number[]>();
-  const add = (map: Map<string, number[]>, key: string, at: number) => {
-    const list = map.get(key);
-    if (list) list.push(at);
-    else map.set(key, [at]);
-  };
   events.forEach((event, at) =>
-    event.recordId !== null ? add(byRecordId, event.recordId, at) : add(byKey, eventMatchKey(event), at),
+    event.recordId !== null
+      ? appendTo(byRecordId, event.recordId, at)
+      : appendTo(byKey, eventMatchKey(event), at),
   );
   return (record) => {
     const found = [

@@ -1,3 +1,4 @@
+import { appendTo } from '../../common/append-to';
 import { BadRequestException, Injectable } from '@nestjs/common';
 import type { InboundBodyForm, InboundBodyValue } from '../../common/http/inbound-body.decorator';
 import { InjectRepository } from '@nestjs/typeorm';
@@ -207,10 +208,7 @@ function byQueue(lines: ParsedLine[]): ParsedLine[][] {
       alone.push([line]);
       continue;
     }
-    const key = queueKey(line.host, line.event.queueId);
-    const group = groups.get(key);
-    if (group) group.push(line);
-    else groups.set(key, [line]);
+    appendTo(groups, queueKey(line.host, line.event.queueId), line);
   }
   return [...groups.values(), ...alone];
 }
