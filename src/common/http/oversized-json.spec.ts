@@ -27,6 +27,14 @@ describe('checkFieldCounts', () => {
     expect(checkFieldCounts(text)).toBeUndefined();
   });
 
+  it('ends a string at a quote after an even run of backslashes, not after an odd one', () => {
+    // "a" and six backslashes (three escaped ones): the quote after them closes the string; after seven it does not.
+    const evenRun = `{"s":"a${'\\\\'.repeat(3)}",${fields(MAX_FIELDS_PER_OBJECT)}}`;
+    expect(checkFieldCounts(evenRun)?.fieldNames).toHaveLength(MAX_FIELDS_PER_OBJECT + 1);
+    const oddRun = `{"s":"a${'\\\\'.repeat(3)}\\",${fields(MAX_FIELDS_PER_OBJECT)}"}`;
+    expect(checkFieldCounts(oddRun)).toBeUndefined();
+  });
+
   it('refuses a nested object over the limit, in an object or in an array', () => {
     const big = `{${fields(MAX_FIELDS_PER_OBJECT + 1)}}`;
     expect(() => checkFieldCounts(`{"a":${big}}`)).toThrow(BadRequestException);

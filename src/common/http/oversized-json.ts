@@ -47,14 +47,13 @@ export function checkFieldCounts(text: string): OversizedJsonObject | undefined 
   // Open objects' field counts, and -1 for open arrays (a colon outside strings is always an object's).
   const open: number[] = [];
   let topLevel = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) inString = true;
-    else if (c === COLON && open.length > 0) open[open.length - 1]++;
+    if (c === QUOTE) {
+      // Most of a body is inside strings (a log batch's lines): skipped to the closing quote.
+      i = closingQuote(text, i + 1);
+      if (i === -1) break;
+    } else if (c === COLON && open.length > 0) open[open.length - 1]++;
     else if (c === OPEN) open.push(0);
     else if (c === OPEN_ARRAY) open.push(-1);
     else if (c === CLOSE || c === CLOSE_ARRAY) {
@@ -66,6 +65,19 @@ export function checkFieldCounts(text: string): OversizedJsonObject | undefined 
   }
   if (topLevel === 0) return undefined;
   return new OversizedJsonObject(topLevelFieldNames(text));
+}
+
+/**
+ * Where the string whose text starts at `from` ends: the next `"` after an even run of
+ * backslashes (each escapes the character after it); -1 when the text ends first.
+ */
+function closingQuote(text: string, from: number): number {
+  for (let at = text.indexOf('"', from); at !== -1; at = text.indexOf('"', at + 1)) {
+    let backslashes = 0;
+    while (at - backslashes - 1 >= from && text.charCodeAt(at - backslashes - 1) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return at;
+  }
+  return -1;
 }
 
 /** The names of the top-level object's fields, in order (a second pass over the text). */
