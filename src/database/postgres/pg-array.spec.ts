@@ -7,6 +7,13 @@ describe('pgArray', () => {
     ).toBe('{"a","say \\"hi\\"","C:\\\\dir","","NULL",NULL,NULL,7,-1.5,10,t,f}');
   });
 
+  it('writes a column of plain text, and a single or empty text, the same way', () => {
+    expect(pgArray(['a', 'b c', ''])).toBe('{"a","b c",""}');
+    expect(pgArray([''])).toBe('{""}');
+    expect(pgArray(['a', 'b"'])).toBe('{"a","b\\""}');
+    expect(pgArray([])).toBe('{}');
+  });
+
   it('writes dates in UTC as toISOString does', () => {
     expect(pgArray([new Date('2026-11-28T13:05:09.042Z'), new Date(0)])).toBe(
       '{2026-11-28T13:05:09.042Z,1970-01-01T00:00:00.000Z}',

@@ -15,6 +15,7 @@ const quoted = (text: string): string =>
  * that are neither text, numbers, booleans nor dates (bytes) are left to pg: the array as it is.
  */
 export function pgArray(values: readonly unknown[]): string | readonly unknown[] {
+  if (values.length > 0 && allPlainText(values)) return `{"${values.join('","')}"}`;
   const parts = new Array<string>(values.length);
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
@@ -26,4 +27,13 @@ export function pgArray(values: readonly unknown[]): string | readonly unknown[]
     else return values;
   }
   return `{${parts.join(',')}}`;
+}
+
+/** Every value text with neither `"` nor `\` (most columns of a batch): then one native join writes the literal. */
+function allPlainText(values: readonly unknown[]): values is readonly string[] {
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (typeof value !== 'string' || value.indexOf('"') !== -1 || value.indexOf('\\') !== -1) return false;
+  }
+  return true;
 }
