@@ -2,11 +2,12 @@ import { isoString } from '../../common/iso-string';
 
 const ARRAY_ELEMENT_ESCAPES = /["\\]/g;
 
+/** Text with neither `"` nor `\`: an array element as it is, between quotes. */
+const plain = (text: string): boolean => text.indexOf('"') === -1 && text.indexOf('\\') === -1;
+
 /** An array element's text, quoted, with `"` and `\` escaped (most have neither: no regular expression then). */
 const quoted = (text: string): string =>
-  text.indexOf('"') === -1 && text.indexOf('\\') === -1
-    ? `"${text}"`
-    : `"${text.replace(ARRAY_ELEMENT_ESCAPES, '\\$&')}"`;
+  plain(text) ? `"${text}"` : `"${text.replace(ARRAY_ELEMENT_ESCAPES, '\\$&')}"`;
 
 /**
  * A column's values for `$n::type[]`: PostgreSQL's array literal (`{"a",1,NULL}`), written here
@@ -29,11 +30,11 @@ export function pgArray(values: readonly unknown[]): string | readonly unknown[]
   return `{${parts.join(',')}}`;
 }
 
-/** Every value text with neither `"` nor `\` (most columns of a batch): then one native join writes the literal. */
+/** Every value plain text (most columns of a batch): then one native join writes the literal. */
 function allPlainText(values: readonly unknown[]): values is readonly string[] {
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
-    if (typeof value !== 'string' || value.indexOf('"') !== -1 || value.indexOf('\\') !== -1) return false;
+    if (typeof value !== 'string' || !plain(value)) return false;
   }
   return true;
 }

@@ -1,6 +1,6 @@
-import { appendTo } from '../../common/append-to';
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import { appendTo } from '../../common/append-to';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
 import { CompanyAttribution } from '../attribution/company-attribution.service';

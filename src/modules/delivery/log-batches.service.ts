@@ -1,5 +1,5 @@
-import { appendTo } from '../../common/append-to';
 import { BadRequestException, Injectable } from '@nestjs/common';
+import { appendTo } from '../../common/append-to';
 import type { InboundBodyForm, InboundBodyValue } from '../../common/http/inbound-body.decorator';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
