@@ -88,10 +88,16 @@ function topLevelFieldNames(text: string): string[] {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
-      const closing = closingQuote(text, i + 1);
-      const end = closing === -1 ? text.length : closing;
+      let end = i + 1;
+      let escaped = false;
+      for (; end < text.length; end++) {
+        const d = text.charCodeAt(end);
+        if (d === BACKSLASH) {
+          escaped = true;
+          end++;
+        } else if (d === QUOTE) break;
+      }
       if (depth === 1 && expectKey) {
-        const escaped = text.lastIndexOf('\\', end - 1) > i;
         names.push(escaped ? decodeJsonString(text.slice(i, end + 1)) : text.slice(i + 1, end));
         expectKey = false;
       }
