@@ -18,6 +18,7 @@ import { EmailRetriedRecipients1765152000000 } from './1765152000000-email-retri
 import { Deliverability1765238400000 } from './1765238400000-deliverability';
 import { RollUpShards1765324800000 } from './1765324800000-roll-up-shards';
 import { ProviderEventKeys1765411200000 } from './1765411200000-provider-event-keys';
+import { PartialLookupIndexes1765497600000 } from './1765497600000-partial-lookup-indexes';
 
 /** In order. Listed explicitly so the compiled app, ts-jest and the CLI all load the same set. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   Deliverability1765238400000,
   RollUpShards1765324800000,
   ProviderEventKeys1765411200000,
+  PartialLookupIndexes1765497600000,
 ];
