@@ -6,6 +6,7 @@ import { Company } from '../src/modules/companies/entities/company.entity';
 import { DomainEvents } from '../src/modules/domains/domain-events';
 import { Domain } from '../src/modules/domains/entities/domain.entity';
 import { RelayDecisionService } from '../src/modules/internal/relay-decision.service';
+import { PostfixQueue } from '../src/modules/delivery/entities/postfix-queue.entity';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
 import { PolicyServer } from '../src/relay-agent/policy/policy-server';
@@ -269,6 +270,9 @@ describe('Who sent it: one attribution rule', () => {
       const q = queueId();
       await ship(message(q, { client: 'h[203.0.113.5]', from: `news@move-${a.id}.test`, remote: `RM${q}` }));
       expect(await record(q, 'jo@example.net')).toMatchObject({ companyId: a.id });
+      // Settled as the queue's row was created: its facts were complete in that batch.
+      const queueRow = await t.dataSource.getRepository(PostfixQueue).findOneByOrFail({ queueId: q });
+      expect(queueRow).toMatchObject({ companyId: a.id, attributedAt: expect.any(Date) });
 
       await domain(a, `move-${a.id}.test`, null);
       await domain(b, `move-${a.id}.test`, 'verified');

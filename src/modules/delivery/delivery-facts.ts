@@ -63,7 +63,8 @@ export class DeliveryFacts {
 
   /**
    * Merges a batch's facts into the stored queues (a fact once known is kept; the earliest times
-   * win). New queues are written whole (the usual batch holds every line of its messages); the
+   * win). New queues are written whole, with the company settled for them
+   * (DeliveryRecordsService.withSettledCompanies; the usual batch holds every line of its messages); the
    * rows that existed (or that a concurrent batch inserted first) are then read locked and what
    * they lack is merged in. Answers the queues that changed, and of them those this call created:
    * a delivery line is stored only with its queue's row, so every line of a created queue is in
@@ -71,7 +72,7 @@ export class DeliveryFacts {
    */
   async mergeQueues(
     em: EntityManager,
-    batch: QueueFacts[],
+    batch: Array<QueueFacts & Pick<PostfixQueue, 'companyId' | 'attributedAt'>>,
   ): Promise<{ touched: Map<string, QueueKey>; created: Set<string> }> {
     const touched = new Map<string, QueueKey>();
     const created = new Set<string>();

@@ -17,7 +17,7 @@ import {
 } from './clean-record-builder';
 import { PostfixQueue } from './entities/postfix-queue.entity';
 import { DeliveryFacts, eventMatchKey, recordMatchKeys, StoredProviderEvent } from './delivery-facts';
-import { DeliveryLine, queueKey } from './parsing/queue-facts';
+import { DeliveryLine, QueueFacts, queueKey } from './parsing/queue-facts';
 import { RebuildTargets } from './rebuild-targets';
 import { QuotaCountedRecord } from './entities/quota-counted-record.entity';
 import { recordWebhookEvents } from './record-webhook-events';
@@ -171,6 +171,26 @@ export class DeliveryRecordsService {
   }
 
   /**
+   * The batch's queues with the company they are settled to as they are created, so that a
+   * created queue is written once: decided by the one rule (queueCompanies) where its facts are
+   * complete, unsettled (`attributedAt` null) otherwise. A queue that exists already keeps its
+   * row's columns (DeliveryFacts.mergeQueues only merges its facts); the rebuild settles it.
+   */
+  async withSettledCompanies<Q extends QueueFacts>(
+    queues: Q[],
+  ): Promise<Array<Q & Pick<PostfixQueue, 'companyId' | 'attributedAt'>>> {
+    const companyOf = this.companyDecider();
+    const attributedAt = new Date();
+    return Promise.all(
+      queues.map(async (queue) =>
+        settles(queue)
+          ? { ...queue, companyId: (await companyOf(queue))?.id ?? null, attributedAt }
+          : { ...queue, companyId: null, attributedAt: null },
+      ),
+    );
+  }
+
+  /**
    * The queues' companies (integrations.md "Who sent it"), decided by the one rule from each
    * queue's own facts and kept on the queue once they are complete: its `client=` line (the
    * identity Postfix wrote) and either its SASL username or its envelope sender. Until then the
@@ -184,33 +204,44 @@ export class DeliveryRecordsService {
   ): Promise<Map<PostfixQueue, RecordCompany | null>> {
     const companies = new Map<PostfixQueue, RecordCompany | null>();
     const decided = new Map<number | null, number[]>();
-    // A batch's queues mostly share their facts (one client, one SASL username): each is asked once.
-    const answers = new Map<string, RecordCompany | null>();
+    const companyOf = this.companyDecider();
+    const kept = new Map<number, Promise<RecordCompany | null>>();
     for (const queue of queues) {
-      const kept = queue.attributedAt != null;
-      const key = kept
-        ? `kept\n${queue.companyId}`
-        : JSON.stringify([queue.saslUsername, queue.clientIp, queue.sender]);
-      let company = answers.get(key);
-      if (company === undefined) {
-        const found = kept
-          ? queue.companyId === null
-            ? null
-            : await this.attribution.companyById(queue.companyId)
-          : await this.attribution.companyOf({
-              relayUsername: queue.saslUsername,
-              clientAddress: queue.clientIp,
-              sender: queue.sender,
-            });
-        answers.set(key, (company = recordCompany(found)));
+      if (queue.attributedAt != null) {
+        const id = queue.companyId;
+        let company = id === null ? null : kept.get(id);
+        if (company === undefined) {
+          kept.set(id!, (company = this.attribution.companyById(id!).then(recordCompany)));
+        }
+        companies.set(queue, await company);
+        continue;
       }
+      const company = await companyOf(queue);
       companies.set(queue, company);
-      if (!kept && queue.clientIp !== null && (queue.saslUsername !== null || queue.sender !== null)) {
-        appendTo(decided, company?.id ?? null, queue.id);
-      }
+      if (settles(queue)) appendTo(decided, company?.id ?? null, queue.id);
     }
     await this.facts.keepCompanies(em, decided);
     return companies;
+  }
+
+  /** The one rule's company for a queue's facts; a batch's queues mostly share them, so each set is asked once. */
+  private companyDecider(): (queue: QueueIdentity) => Promise<RecordCompany | null> {
+    const answers = new Map<string, Promise<RecordCompany | null>>();
+    return (queue) => {
+      const key = JSON.stringify([queue.saslUsername, queue.clientIp, queue.sender]);
+      let answer = answers.get(key);
+      if (!answer) {
+        answer = this.attribution
+          .companyOf({
+            relayUsername: queue.saslUsername,
+            clientAddress: queue.clientIp,
+            sender: queue.sender,
+          })
+          .then(recordCompany);
+        answers.set(key, answer);
+      }
+      return answer;
+    };
   }
 
   /**
@@ -400,6 +431,17 @@ function eventsByRecord(events: StoredProviderEvent[]): (record: CleanRecord) =>
     ];
     return found.sort((a, b) => a - b).map((at) => events[at]);
   };
+}
+
+/** What a queue's company is decided from: the identity Postfix wrote and the envelope sender. */
+type QueueIdentity = Pick<PostfixQueue, 'saslUsername' | 'clientIp' | 'sender'>;
+
+/**
+ * A queue's company is settled once its facts are complete: its `client=` line, and either its
+ * SASL username or its envelope sender (queueCompanies).
+ */
+function settles(queue: QueueIdentity): boolean {
+  return queue.clientIp !== null && (queue.saslUsername !== null || queue.sender !== null);
 }
 
 function recordCompany(company: { id: number; uuid: string } | null): RecordCompany | null {

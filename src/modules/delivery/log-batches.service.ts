@@ -175,7 +175,10 @@ export class LogBatchesService {
   private async applyLines(em: EntityManager, lines: ParsedLine[]): Promise<number> {
     const facts = factsOf(lines);
     const targets = new RebuildTargets();
-    const { touched, created } = await this.facts.mergeQueues(em, facts.queues);
+    const { touched, created } = await this.facts.mergeQueues(
+      em,
+      await this.records.withSettledCompanies(facts.queues),
+    );
     for (const queue of touched.values()) targets.wholeQueue(queue);
     const fresh = await this.facts.insertNewDeliveries(em, facts.deliveries);
     /** Every line of the queues created now: this batch's (DeliveryFacts.mergeQueues). */
