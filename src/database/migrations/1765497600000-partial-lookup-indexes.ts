@@ -8,7 +8,12 @@ import { MigrationInterface, QueryRunner, TableIndex } from 'typeorm';
  * delivery whose next hop answered without "queued as" no remote queue id.
  */
 const PARTIAL: Array<{ table: string; name: string; columnNames: string[]; column: string }> = [
-  { table: 'clean_logs', name: 'ix_clean_logs_message_id', columnNames: ['message_id'], column: 'message_id' },
+  {
+    table: 'clean_logs',
+    name: 'ix_clean_logs_message_id',
+    columnNames: ['message_id'],
+    column: 'message_id',
+  },
   { table: 'clean_logs', name: 'ix_clean_logs_queue_id', columnNames: ['queue_id'], column: 'queue_id' },
   {
     table: 'clean_logs',
