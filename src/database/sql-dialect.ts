@@ -61,9 +61,14 @@ export interface FindInOrder<T> {
   forUpdate?: boolean;
 }
 
-/** What insertMany does with a row whose unique key is taken: skip it, or overwrite and add to fields. */
+/**
+ * What insertMany does with a row whose unique key is taken: skip it, overwrite and add to fields,
+ * or nothing (`none`: the statement fails; for rows the caller knows are new, which spares
+ * PostgreSQL the upsert's conflict check).
+ */
 export type InsertConflict<T> =
   | 'ignore'
+  | 'none'
   | { key: Array<keyof T & string>; update?: Array<keyof T & string>; add?: Array<keyof T & string> };
 
 /**
@@ -308,9 +313,11 @@ export class SqlDialect {
     const sets = (fields: string[] | undefined, set: (column: string) => string) =>
       (fields ?? []).map((f) => escape(columnOf(f).databaseName)).map(set);
     const onConflict =
-      conflict === 'ignore'
-        ? 'ON CONFLICT DO NOTHING'
-        : `ON CONFLICT (${conflict.key.map((k) => escape(columnOf(k).databaseName)).join(', ')}) DO UPDATE SET ` +
+      conflict === 'none'
+        ? ''
+        : conflict === 'ignore'
+          ? 'ON CONFLICT DO NOTHING'
+          : `ON CONFLICT (${conflict.key.map((k) => escape(columnOf(k).databaseName)).join(', ')}) DO UPDATE SET ` +
           [
             ...sets(conflict.update, (c) => `${c} = excluded.${c}`),
             ...sets(conflict.add, (c) => `${c} = ${table}.${c} + excluded.${c}`),

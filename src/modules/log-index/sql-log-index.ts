@@ -51,7 +51,8 @@ export class SqlLogIndex extends LogIndex {
   /**
    * Upserts the records and moves each from its old roll-up cell to its new one; give `em` (a
    * transaction). `previous` must be what the transaction read, under the lock that serialises
-   * rebuilds of these records (the ingest's queue rows), or the roll-up moves the wrong cells.
+   * rebuilds of these records (the ingest's queue rows), or the roll-up moves the wrong cells; a
+   * queue's record not among them is inserted as new.
    */
   async write(records: CleanRecord[], previous?: CleanRecord[], em?: EntityManager): Promise<void> {
     if (!records.length) return;
@@ -63,7 +64,14 @@ export class SqlLogIndex extends LogIndex {
         manager,
       ));
     const before = new Map(stored.map((r) => [r.id, r]));
-    await this.dialect.insertMany(manager, CleanLog, records, { key: ['id'], update: this.updated });
+    // A queue's records are written only under its lock, so given `previous`, one not among them
+    // is new: inserted without the upsert's conflict check (a sixth of the insert). A reject has no
+    // queue to lock (two batches may bring the same one): always upserted.
+    const isNew = (r: CleanRecord) => previous !== undefined && r.queueId !== null && !before.has(r.id);
+    const created = records.filter(isNew);
+    const others = created.length ? records.filter((r) => !isNew(r)) : records;
+    await this.dialect.insertMany(manager, CleanLog, created, 'none');
+    await this.dialect.insertMany(manager, CleanLog, others, { key: ['id'], update: this.updated });
     // Roll-up cells are shared by the transactions of one shard (replicas may meet): moved last.
     await this.transactions.beforeCommit(em, () => this.rollUp.move(manager, records, before));
   }
