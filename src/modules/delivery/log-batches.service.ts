@@ -180,7 +180,7 @@ export class LogBatchesService {
       await this.records.withSettledCompanies(facts.queues),
     );
     for (const queue of touched.values()) targets.wholeQueue(queue);
-    const fresh = await this.facts.insertNewDeliveries(em, facts.deliveries);
+    const fresh = await this.facts.insertNewDeliveries(em, facts.deliveries, created);
     /** Every line of the queues created now: this batch's (DeliveryFacts.mergeQueues). */
     const linesOfCreated = new Map<string, DeliveryLine[]>([...created].map((key) => [key, []]));
     for (const d of fresh) {
