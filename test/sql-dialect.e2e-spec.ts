@@ -258,6 +258,15 @@ describe('SqlDialect', () => {
       ]);
     });
 
+    it('none inserts new rows as given, and a taken key fails the statement, leaving the rows as they were', async () => {
+      const em = t.dataSource.manager;
+      expect(await dialect.insertMany(em, CleanLog, [log(1), log(2)], 'none')).toBe(2);
+      await expect(
+        dialect.insertMany(em, CleanLog, [log(3), log(2, { status: 'bounced' })], 'none'),
+      ).rejects.toThrow(/unique|duplicate/i);
+      expect(await stored()).toEqual([log(1), log(2)]);
+    });
+
     it('insertNew answers the keys of the rows it inserted, and only those', async () => {
       const em = t.dataSource.manager;
       await dialect.insertMany(em, CleanLog, [log(1)], 'ignore');

@@ -318,10 +318,10 @@ export class SqlDialect {
         : conflict === 'ignore'
           ? 'ON CONFLICT DO NOTHING'
           : `ON CONFLICT (${conflict.key.map((k) => escape(columnOf(k).databaseName)).join(', ')}) DO UPDATE SET ` +
-          [
-            ...sets(conflict.update, (c) => `${c} = excluded.${c}`),
-            ...sets(conflict.add, (c) => `${c} = ${table}.${c} + excluded.${c}`),
-          ].join(', ');
+            [
+              ...sets(conflict.update, (c) => `${c} = excluded.${c}`),
+              ...sets(conflict.add, (c) => `${c} = ${table}.${c} + excluded.${c}`),
+            ].join(', ');
     const returningColumns = returning?.map(columnOf);
     const tail = returningColumns
       ? ` RETURNING ${returningColumns.map((c) => escape(c.databaseName)).join(', ')}`
