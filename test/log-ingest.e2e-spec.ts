@@ -305,6 +305,26 @@ describe('Log ingest (POST /api/v1/callback-raw-log)', () => {
     expect(await used(company)).toBe(1);
   });
 
+  it('a record counted once stays counted when a later line takes its counted status away and another gives it back', async () => {
+    const company = await paidCompany();
+    const q = 'C0FFEE1234';
+    const client = `Nov 21 09:59:59 relay1 postfix/smtpd[3]: ${q}: client=h[10.1.1.1], sasl_method=PLAIN, sasl_username=${company.relayUsername}`;
+    const deferral = `Nov 21 10:00:00 relay1 postfix/smtp[1]: ${q}: to=<twice@example.org>, relay=mx.example.org[10.0.0.1]:25, delay=1, delays=0/0/0/1, dsn=4.2.0, status=deferred (host mx said: 450 4.2.0 Greylisted)`;
+    const refused = `Nov 21 10:01:00 relay1 postfix/smtpd[3]: ${q}: reject: RCPT from h[10.1.1.1]: 550 5.1.1 <twice@example.org>: Recipient address rejected: User unknown; from=<a@acme.co.id> to=<twice@example.org> proto=ESMTP helo=<h>`;
+    const sent = `Nov 21 10:05:00 relay1 postfix/smtp[2]: ${q}: to=<twice@example.org>, relay=mx.example.org[10.0.0.1]:25, delay=301, delays=0/0/0/1, dsn=2.0.0, status=sent (250 2.0.0 Ok)`;
+    const statusAndUsed = async () => [
+      (await logs.findOneByOrFail({ queueId: q })).status,
+      await used(company),
+    ];
+
+    await post([client, deferral].join('\n')).expect(200);
+    expect(await statusAndUsed()).toEqual(['deferred', 1]);
+    await post(refused).expect(200);
+    expect(await statusAndUsed()).toEqual(['rejected', 1]);
+    await post(sent).expect(200);
+    expect(await statusAndUsed()).toEqual(['sent', 1]);
+  });
+
   it('takes the JSON forms, NDJSON and gzip', async () => {
     const company = await paidCompany();
     const lines = contractLines(company.relayUsername, 'A0A0A0A0A1', 'B0B0B0B0B1').slice(0, 5);

@@ -317,41 +317,51 @@ export class DeliveryRecordsService {
 
   /**
    * +1 for each record that reached a counted status with a known company, once per record ever.
-   * The SQL index writes a record in the transaction that counts it, so a record it holds with a
-   * counted status for the same company has been counted, and is not offered to
-   * `quota_counted_records` again. Elasticsearch may hold a record whose transaction then failed:
-   * there every record is offered (the table keeps the count once).
+   * On the SQL index a record is written in the transaction that counts it, so a stored record
+   * with a counted status and a company shows it was counted, and a record not stored yet was not
+   * (`before` is read under its queue's lock): such a record is counted without a row of
+   * `quota_counted_records`. That table keeps what a record's own row cannot show: that it was
+   * counted once its state no longer says so (a later line made it `rejected`, or gave it no
+   * company), and the counts of records whose stored state is not proof. Elasticsearch may hold
+   * a record whose transaction then failed: there every record is offered to the table, which
+   * keeps the count once.
    */
   private async countUsage(
     em: EntityManager,
     records: CleanRecord[],
     before: Map<string, CleanRecord>,
   ): Promise<void> {
-    const byCompany = new Map<number, CleanRecord[]>();
-    for (const r of records) {
-      if (r.companyId === null || !COUNTED_STATUSES.has(r.status)) continue;
-      const stored = this.index.kind === 'sql' ? before.get(r.id) : undefined;
-      if (stored && stored.companyId === r.companyId && COUNTED_STATUSES.has(stored.status)) continue;
-      appendTo(byCompany, r.companyId, r);
-    }
-    const usage: Array<{ companyId: number; counted: number; latest: Date }> = [];
+    const sql = this.index.kind === 'sql';
     const countedAt = new Date();
-    for (const [companyId, list] of byCompany) {
-      const counted = await this.dialect.insertMany(
+    const counted: CleanRecord[] = [];
+    const offered: CleanRecord[] = [];
+    const stillCounted: Array<{ recordId: string; companyId: number; countedAt: Date }> = [];
+    for (const r of records) {
+      const stored = sql ? before.get(r.id) : undefined;
+      if (stored && showsCounted(stored)) {
+        if (!showsCounted(r)) stillCounted.push({ recordId: r.id, companyId: stored.companyId!, countedAt });
+      } else if (showsCounted(r)) {
+        (sql && !stored ? counted : offered).push(r);
+      }
+    }
+    await this.dialect.insertMany(em, QuotaCountedRecord, stillCounted, 'ignore');
+    const inserted = new Set(
+      await this.dialect.insertNew(
         em,
         QuotaCountedRecord,
-        list.map((r) => ({ recordId: r.id, companyId, countedAt })),
-        'ignore',
-      );
-      const latest = list.reduce((a, b) => (a.lastEventAt > b.lastEventAt ? a : b)).lastEventAt;
-      usage.push({ companyId, counted, latest });
-    }
-    await this.transactions.beforeCommit(em, () =>
-      this.companyState.recordUsages(
-        usage.map((u) => ({ companyId: u.companyId, count: u.counted, at: u.latest })),
-        em,
+        offered.map((r) => ({ recordId: r.id, companyId: r.companyId!, countedAt })),
+        'recordId',
       ),
     );
+    counted.push(...offered.filter((r) => inserted.has(r.id)));
+    const usage = new Map<number, { companyId: number; count: number; at: Date }>();
+    for (const r of counted) {
+      const u = usage.get(r.companyId!) ?? { companyId: r.companyId!, count: 0, at: r.lastEventAt };
+      u.count += 1;
+      if (r.lastEventAt > u.at) u.at = r.lastEventAt;
+      usage.set(r.companyId!, u);
+    }
+    await this.transactions.beforeCommit(em, () => this.companyState.recordUsages([...usage.values()], em));
   }
 
   /**
@@ -431,6 +441,11 @@ function eventsByRecord(events: StoredProviderEvent[]): (record: CleanRecord) =>
     ];
     return found.sort((a, b) => a - b).map((at) => events[at]);
   };
+}
+
+/** A record that counts against its company's quota: a counted status, and a company. */
+function showsCounted(record: CleanRecord): boolean {
+  return record.companyId !== null && COUNTED_STATUSES.has(record.status);
 }
 
 /** What a queue's company is decided from: the identity Postfix wrote and the envelope sender. */
