@@ -86,6 +86,34 @@ describe('Mail-provider events (POST /callback/mail-provider)', () => {
 
     expect((await send(delivery).expect(200)).body.data).toEqual({ accepted: 0, duplicates: 1, skipped: 0 });
     expect(await countRows(t, 'provider_events')).toBe(1);
+    const [stored] = await t.dataSource.getRepository(ProviderEvent).find();
+    expect(stored).toMatchObject({ recordId: record.id, outcome: 'applied', attempts: 1, lastError: null });
+    expect(stored.appliedAt).toBeInstanceOf(Date);
+  });
+
+  it('copies of an event posted at once are applied once: one row, one step of history, one suppression', async () => {
+    const company = await paidCompany();
+    await ship(messageLines(company.relayUsername, 'AAA0000009', 'SG-0009', 'm9@acme.example'));
+    const report = [
+      {
+        event: 'spamreport',
+        email: 'jo@example.net',
+        timestamp: 1763751700,
+        'smtp-id': '<m9@acme.example>',
+        sg_event_id: 'e-spam-9',
+      },
+    ];
+    const answers = await Promise.all([send(report), send(report), send(report)]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    expect(answers.map((a) => a.body.data.accepted).sort()).toEqual([0, 0, 1]);
+    expect(answers.map((a) => a.body.data.duplicates).sort()).toEqual([0, 1, 1]);
+    const record = await logs.findOneByOrFail({ queueId: 'AAA0000009', to: 'jo@example.net' });
+    expect(record.events.map((e) => e.status).sort()).toEqual(['complained', 'sent']);
+    expect(record.status).toBe('complained');
+    const rows = await t.dataSource.getRepository(ProviderEvent).findBy({ eventKey: 'sendgrid:e-spam-9' });
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ recordId: record.id, outcome: 'applied' });
+    expect(await suppression.countBy({ companyId: company.id, email: 'jo@example.net' })).toBe(1);
   });
 
   it('SendGrid: matched on smtp-id; open and spam report set the flag and complaint, and suppress; a bad event is skipped', async () => {

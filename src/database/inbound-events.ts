@@ -11,7 +11,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { chunks, packed } from './chunks';
 import { DATETIME } from './column-types';
 import { isUniqueViolation } from './database-errors';
-import type { SqlDialect } from './sql-dialect';
+import type { ListMatch, SqlDialect } from './sql-dialect';
 import type { TransactionService } from './transaction.service';
 
 /**
@@ -83,6 +83,17 @@ export class InboundEventNotApplied extends DomainError {
 
 /** Applies events stored together, in the transaction the inbox opened (see receiveMany). */
 export type ApplyMany<E extends InboundEvent> = (em: EntityManager, events: E[]) => Promise<void>;
+
+/**
+ * Applies events before they are stored, in the transaction the inbox opened (see
+ * receiveManyStoredAfter): `fresh`, not stored yet, and `copies`, stored earlier and still
+ * unapplied. Answers columns of the fresh events' rows, by event key, to store them with.
+ */
+export type ApplyThenStore<E extends InboundEvent> = (
+  em: EntityManager,
+  fresh: E[],
+  copies: E[],
+) => Promise<Map<string, Partial<E>>>;
 
 /**
  * An event whose work comes in pieces (a log batch's lines), applied a unit of bulk work per
@@ -189,11 +200,33 @@ export class InboundEventInbox<E extends InboundEvent> {
    * this call applied.
    */
   async receiveMany(events: E[], apply: ApplyMany<E>, unapplied?: () => Partial<E>): Promise<E[]> {
+    return this.inUnits(events, (unit) => this.receiveUnit(unit, apply), unapplied);
+  }
+
+  /**
+   * receiveMany for events whose applying decides columns of their own rows (a provider event's
+   * record and outcome), stored once with them instead of inserted and then updated: in each
+   * unit's transaction the stored copies are read first (by key), the other events applied before
+   * they are stored, then inserted with the `presumed` outcome and the columns `apply` answered.
+   * One a concurrent request stored first is skipped by the insert and not answered: `apply` must
+   * find that copy's work done (it reads what is stored once it holds its locks). Failures as
+   * receiveMany.
+   */
+  async receiveManyStoredAfter(events: E[], apply: ApplyThenStore<E>): Promise<E[]> {
+    return this.inUnits(events, (unit) => this.receiveUnitStoredAfter(unit, apply));
+  }
+
+  /** Receives events a unit of bulk work per transaction (receiveMany), keeping a failed unit unapplied. */
+  private async inUnits(
+    events: E[],
+    receiveUnit: (unit: E[]) => Promise<E[]>,
+    unapplied?: () => Partial<E>,
+  ): Promise<E[]> {
     const applied: E[] = [];
     let failure: unknown;
     for (const unit of chunks(events, this.batches().transactions.bulkUnit)) {
       try {
-        applied.push(...(await this.receiveUnit(unit, apply)));
+        applied.push(...(await receiveUnit(unit)));
       } catch (e) {
         failure ??= e;
         await this.storeUnapplied(unit, e, unapplied);
@@ -258,16 +291,8 @@ export class InboundEventInbox<E extends InboundEvent> {
 
   /** One unit of receiveMany: stored and applied in one transaction. */
   private async receiveUnit(events: E[], apply: ApplyMany<E>): Promise<E[]> {
-    const { transactions, dialect, presumed } = this.batches();
-    const appliedAt = new Date();
-    const rows = events.map((e) => ({
-      ...e,
-      ...this.appliedRaw(),
-      outcome: presumed,
-      attempts: 1,
-      appliedAt,
-      lastError: null,
-    }));
+    const { transactions, dialect } = this.batches();
+    const rows = this.presumedRows(events);
     return transactions.runRowLocking(async (em) => {
       const inserted = new Set(await dialect.insertNew(em, this.events.target, rows, 'eventKey'));
       const copies = await this.retryableCopies(
@@ -281,6 +306,51 @@ export class InboundEventInbox<E extends InboundEvent> {
       }
       return due;
     });
+  }
+
+  /** One unit of receiveManyStoredAfter: applied, then stored, in one transaction. */
+  private async receiveUnitStoredAfter(events: E[], apply: ApplyThenStore<E>): Promise<E[]> {
+    const { transactions, dialect } = this.batches();
+    const rows = this.presumedRows(events);
+    return transactions.runRowLocking(async (em) => {
+      const stored: E[] = [];
+      for (const chunk of chunks(rows.map((e) => e.eventKey))) {
+        stored.push(
+          ...((await dialect.findIn<E>(em, this.events.target, {
+            in: { eventKey: chunk } as ListMatch<E>['in'],
+          })) as E[]),
+        );
+      }
+      const storedKeys = new Set(stored.map((e) => e.eventKey));
+      const fresh = rows.filter((e) => !storedKeys.has(e.eventKey));
+      const copies = stored.filter((e) => e.outcome === null && isRetryable(e));
+      if (!fresh.length && !copies.length) return [];
+      const columns = await apply(em, fresh, copies);
+      const inserted = new Set(
+        await dialect.insertNew(
+          em,
+          this.events.target,
+          fresh.map((e) => ({ ...e, ...columns.get(e.eventKey) })),
+          'eventKey',
+        ),
+      );
+      await this.presume(em, copies);
+      return [...fresh.filter((e) => inserted.has(e.eventKey)), ...copies];
+    });
+  }
+
+  /** Events as a unit stores them: with the `presumed` outcome, applied now, once. */
+  private presumedRows(events: E[]): E[] {
+    const { presumed } = this.batches();
+    const appliedAt = new Date();
+    return events.map((e) => ({
+      ...e,
+      ...this.appliedRaw(),
+      outcome: presumed,
+      attempts: 1,
+      appliedAt,
+      lastError: null,
+    }));
   }
 
   /** A unit whose applying failed: stored alone, unapplied, with the error, for the retry job. */

@@ -172,11 +172,14 @@ export class DeliveryFacts {
    * The provider events that may belong to these records, applied or still waiting for their
    * message, oldest first: those naming a record's message by the provider's id (its `queued as`),
    * and those with no such id naming it by its Message-ID, for the record's recipient. Read by
-   * those keys, not by recipient: a busy recipient gathers thousands of events.
+   * those keys, not by recipient: a busy recipient gathers thousands of events. `unstored`: events
+   * the caller's transaction stores once they are applied (ProviderEventsService), after the
+   * stored ones; one whose key is stored already (a concurrent copy that went first) is that row.
    */
   async eventsOfRecords(
     em: EntityManager,
     records: ReadonlyArray<{ to: string; remoteQueueId: string | null; messageId: string | null }>,
+    unstored: readonly StoredProviderEvent[] = [],
   ): Promise<StoredProviderEvent[]> {
     const wanted = new Set(records.flatMap(recordMatchKeys));
     const remoteIds = [...new Set(records.flatMap((r) => (r.remoteQueueId ? [r.remoteQueueId] : [])))];
@@ -190,6 +193,10 @@ export class DeliveryFacts {
     for (const chunk of chunks(remoteIds)) await read({ in: { providerMessageId: chunk } });
     for (const chunk of chunks(messageIds)) {
       await read({ in: { messageId: chunk }, isNull: ['providerMessageId'] });
+    }
+    const storedKeys = new Set([...found.values()].map((e) => e.eventKey));
+    for (const event of unstored) {
+      if (wanted.has(eventMatchKey(event)) && !storedKeys.has(event.eventKey)) found.set(event.id, event);
     }
     return [...found.values()].sort((a, b) => a.id - b.id);
   }

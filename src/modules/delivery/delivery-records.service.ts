@@ -31,6 +31,8 @@ export interface RebuildResult {
   records: number;
   /** Keys of the provider events left unapplied: their Message-ID names records of several companies. */
   ambiguousEvents: Set<string>;
+  /** The records the `unstored` events were applied to, by event key: to store with them. */
+  appliedUnstored: Map<string, string>;
 }
 
 /**
@@ -62,13 +64,16 @@ export class DeliveryRecordsService {
    * names records of more than one company. A queue whose company is not settled yet is rebuilt
    * whole (its records must all name the company decided now). `linesOfCreated`: queues the
    * caller's transaction created, with every line they have (none is read again, and no record of
-   * theirs can exist yet).
+   * theirs can exist yet). `unstored`: provider events the caller stores once they are applied
+   * (DeliveryFacts.eventsOfRecords), each with an id above every stored one, in the order they
+   * will be stored.
    */
   async rebuild(
     em: EntityManager,
     targets: RebuildTargets,
     rejects: DeliveryLine[],
     linesOfCreated: ReadonlyMap<string, DeliveryLine[]> = new Map(),
+    unstored: readonly StoredProviderEvent[] = [],
   ): Promise<RebuildResult> {
     const queueRows = await this.facts.lockedQueues(em, targets.queues);
     const wanted = targets.withWholeQueues(queueRows.filter((queue) => !queue.attributedAt));
@@ -95,6 +100,7 @@ export class DeliveryRecordsService {
     const events = await this.facts.eventsOfRecords(
       em,
       bare.map((b) => b.record),
+      unstored,
     );
     const ambiguous = await this.ambiguousEvents(
       em,
@@ -158,7 +164,7 @@ export class DeliveryRecordsService {
       before,
     );
     await this.suppressHardBounces(em, changed, before);
-    await this.applyProviderEvents(em, changed);
+    const appliedUnstored = await this.applyProviderEvents(em, changed, new Set(unstored));
     await this.webhooks.emit(
       em,
       recordWebhookEvents(
@@ -167,7 +173,7 @@ export class DeliveryRecordsService {
         links,
       ),
     );
-    return { records: changed.length, ambiguousEvents: ambiguous };
+    return { records: changed.length, ambiguousEvents: ambiguous, appliedUnstored };
   }
 
   /**
@@ -387,18 +393,28 @@ export class DeliveryRecordsService {
     }
   }
 
-  /** Marks the matched provider events applied; the first time, a hard bounce, complaint or unsubscribe suppresses. */
+  /**
+   * Marks the matched provider events applied (the stored ones here; the `unstored` ones are
+   * answered, event key to record id, for the caller to store so); the first time, a hard bounce,
+   * complaint or unsubscribe suppresses.
+   */
   private async applyProviderEvents(
     em: EntityManager,
     changed: Array<{ record: CleanRecord; matched: StoredProviderEvent[] }>,
-  ): Promise<void> {
+    unstored: ReadonlySet<StoredProviderEvent>,
+  ): Promise<Map<string, string>> {
+    const appliedUnstored = new Map<string, string>();
     const pairs = changed.flatMap(({ record, matched }) =>
       matched
         .filter((e) => e.recordId === null)
         .map((e) => ({ eventId: e.id, recordId: record.id, record, e })),
     );
-    if (!pairs.length) return;
-    await this.facts.attachEvents(em, pairs);
+    if (!pairs.length) return appliedUnstored;
+    for (const { e, recordId } of pairs) if (unstored.has(e)) appliedUnstored.set(e.eventKey, recordId);
+    await this.facts.attachEvents(
+      em,
+      pairs.filter((p) => !unstored.has(p.e)),
+    );
     for (const { record, e } of pairs) {
       if (record.companyId === null) continue;
       const reason =
@@ -416,6 +432,7 @@ export class DeliveryRecordsService {
         em,
       );
     }
+    return appliedUnstored;
   }
 }
 

@@ -13,12 +13,13 @@ import { detectProvider, NormalisedEvent, normaliseEvents } from './parsing/prov
 
 /**
  * The mail provider's webhook on the inbound-event path (InboundEventInbox): events normalised,
- * stored once each (deduped on the provider's event id, else a hash of the raw event), then
- * applied together (a unit of bulk work per transaction) through the clean-record rebuild, which matches them to
- * their record and suppresses hard bounces, complaints and unsubscribes. An event whose message
- * is not known yet is `waiting`, an ordinary state: the rebuild applies it when the log lines
- * arrive. Applying that fails answers 503 (stored, not applied); the sender's retry or the
- * retry job applies it.
+ * deduped on the provider's event id (else a hash of the raw event), applied together (a unit of
+ * bulk work per transaction) through the clean-record rebuild, which matches them to their
+ * record and suppresses hard bounces, complaints and unsubscribes, and stored once each in the
+ * same transaction with what applying found (InboundEventInbox.receiveManyStoredAfter). An event
+ * whose message is not known yet is `waiting`, an ordinary state: the rebuild applies it when the
+ * log lines arrive. Applying that fails answers 503 (stored, not applied); the sender's retry or
+ * the retry job applies it.
  */
 @Injectable()
 export class ProviderEventsService {
@@ -51,14 +52,17 @@ export class ProviderEventsService {
     const unique = new Map<string, NormalisedEvent>();
     for (const event of batch.events) unique.set(event.providerEventId.slice(0, 200), event);
 
-    let ambiguous = 0;
-    const applied = await this.inbox.receiveMany(
+    const ambiguousKeys = new Set<string>();
+    const applied = await this.inbox.receiveManyStoredAfter(
       [...unique].map(([key, e]) => toRow(key, e)),
-      async (em, events) => {
-        ambiguous += await this.apply(em, events);
+      async (em, fresh, copies) => {
+        const { ambiguous, columns } = await this.apply(em, fresh, copies);
+        for (const key of ambiguous) ambiguousKeys.add(key);
+        return columns;
       },
     );
     for (const event of applied) providerEvents.inc({ type: event.type });
+    const ambiguous = applied.filter((e) => ambiguousKeys.has(e.eventKey)).length;
     return {
       accepted: applied.length - ambiguous,
       duplicates: batch.events.length - applied.length,
@@ -70,33 +74,59 @@ export class ProviderEventsService {
   @Job('retry-callbacks', { shared: true })
   retryUnapplied(): Promise<number> {
     return this.inbox.retryUnappliedMany(async (em, events) => {
-      await this.apply(em, events);
+      await this.apply(em, [], events);
     });
   }
 
   /**
    * Rebuilds the records these events belong to, which matches and applies them (see
-   * DeliveryRecordsService, which marks those it matched `applied`); the events whose Message-ID
-   * names records of more than one company are `ambiguous`, the others stay `waiting` for their
-   * message. An event is looked for by the provider's own message id, by its Message-ID only
-   * when it has none. Answers how many are ambiguous. Runs in the inbox's row-locking
-   * transaction: it locks queue rows as log batches do.
+   * DeliveryRecordsService): `fresh` events, not stored yet, are answered with the columns to
+   * store them with (their record and `applied`, or `ambiguous`); stored `copies` (the retry
+   * job's) are marked there. The events whose Message-ID names records of more than one company
+   * are `ambiguous`, the others stay `waiting` for their message. An event is looked for by the
+   * provider's own message id, by its Message-ID only when it has none. Runs in the inbox's
+   * row-locking transaction: it locks queue rows as log batches do.
    */
-  private async apply(em: EntityManager, events: ProviderEvent[]): Promise<number> {
+  private async apply(
+    em: EntityManager,
+    fresh: ProviderEvent[],
+    copies: ProviderEvent[],
+  ): Promise<{ ambiguous: Set<string>; columns: Map<string, Partial<ProviderEvent>> }> {
     const targets = await this.records.recordsOfEvents(
-      events.map((e) => ({
+      [...fresh, ...copies].map((e) => ({
         recipient: e.recipient,
         ...(e.providerMessageId
           ? { remoteQueueId: e.providerMessageId }
           : e.messageId && { messageId: e.messageId }),
       })),
     );
-    const { ambiguousEvents } = await this.records.rebuild(em, targets, []);
-    const ambiguous = events.filter((e) => ambiguousEvents.has(e.eventKey));
-    await this.inbox.setOutcome(em, ambiguous, 'ambiguous');
-    return ambiguous.length;
+    // Ids above every stored one, in the order the insert gives them theirs.
+    const unstored = fresh.map((e, at) => ({ ...e, id: UNSTORED_IDS + at }));
+    const { ambiguousEvents, appliedUnstored } = await this.records.rebuild(
+      em,
+      targets,
+      [],
+      new Map(),
+      unstored,
+    );
+    await this.inbox.setOutcome(
+      em,
+      copies.filter((e) => ambiguousEvents.has(e.eventKey)),
+      'ambiguous',
+    );
+    const appliedAt = new Date();
+    const columns = new Map<string, Partial<ProviderEvent>>();
+    for (const { eventKey } of fresh) {
+      const recordId = appliedUnstored.get(eventKey);
+      if (recordId) columns.set(eventKey, { recordId, outcome: 'applied', appliedAt });
+      else if (ambiguousEvents.has(eventKey)) columns.set(eventKey, { outcome: 'ambiguous', appliedAt });
+    }
+    return { ambiguous: ambiguousEvents, columns };
   }
 }
+
+/** Above any id the table's serial column gives (a 32-bit integer). */
+const UNSTORED_IDS = 2 ** 31;
 
 function toRow(key: string, e: NormalisedEvent): ProviderEvent {
   return {
