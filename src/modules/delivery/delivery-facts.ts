@@ -105,22 +105,19 @@ export class DeliveryFacts {
   }
 
   /**
-   * Stores the delivery lines not seen before (by their key); answers those it stored. `created`:
-   * the queues this transaction created (mergeQueues), whose lines cannot be stored yet (a line is
-   * stored only with its queue's row, and a concurrent batch with lines of the same queue waits
-   * for that row): inserted without looking for copies.
+   * Stores the delivery lines not seen before (by their key) and answers them. `ofCreatedQueues`:
+   * the lines of queues this transaction created (mergeQueues), none of which can be stored yet (a
+   * line is stored only with its queue's row, and a concurrent batch with lines of the same queue
+   * waits for that row): stored without looking for copies, and not answered.
    */
   async insertNewDeliveries(
     em: EntityManager,
     deliveries: DeliveryLine[],
-    created: ReadonlySet<string>,
+    ofCreatedQueues: DeliveryLine[] = [],
   ): Promise<DeliveryLine[]> {
-    const ofCreated = (d: DeliveryLine) => d.queueId !== null && created.has(queueKey(d.host, d.queueId));
-    const fresh = deliveries.filter(ofCreated);
-    await this.dialect.insertMany(em, PostfixDelivery, fresh, 'none');
-    const others = fresh.length ? deliveries.filter((d) => !ofCreated(d)) : deliveries;
-    const inserted = new Set(await this.dialect.insertNew(em, PostfixDelivery, others, 'lineKey'));
-    return [...fresh, ...others.filter((d) => inserted.has(d.lineKey))];
+    await this.dialect.insertMany(em, PostfixDelivery, ofCreatedQueues, 'none');
+    const inserted = new Set(await this.dialect.insertNew(em, PostfixDelivery, deliveries, 'lineKey'));
+    return deliveries.filter((d) => inserted.has(d.lineKey));
   }
 
   /**

@@ -180,13 +180,17 @@ export class LogBatchesService {
       await this.records.withSettledCompanies(facts.queues),
     );
     for (const queue of touched.values()) targets.wholeQueue(queue);
-    const fresh = await this.facts.insertNewDeliveries(em, facts.deliveries, created);
     /** Every line of the queues created now: this batch's (DeliveryFacts.mergeQueues). */
     const linesOfCreated = new Map<string, DeliveryLine[]>([...created].map((key) => [key, []]));
+    const others: DeliveryLine[] = [];
+    for (const d of facts.deliveries) {
+      const ofCreated = d.queueId === null ? undefined : linesOfCreated.get(queueKey(d.host, d.queueId));
+      if (ofCreated) ofCreated.push(d);
+      else others.push(d);
+    }
+    const fresh = await this.facts.insertNewDeliveries(em, others, [...linesOfCreated.values()].flat());
     for (const d of fresh) {
-      if (d.queueId === null) continue;
-      targets.recipient({ host: d.host, queueId: d.queueId }, d.recipient);
-      linesOfCreated.get(queueKey(d.host, d.queueId))?.push(d);
+      if (d.queueId !== null) targets.recipient({ host: d.host, queueId: d.queueId }, d.recipient);
     }
     const rebuilt = await this.records.rebuild(
       em,
