@@ -703,9 +703,10 @@ function fleetFigures(fleet: FleetFigures, live: HttpRun, kind: BenchDatabase['k
       answered(ingest),
     ),
     figure(
-      'fleet-ingest-timeouts',
-      `log ingest, batches not answered within ${BATCH_TIMEOUT_MS / 1000} s`,
-      ingest.timeouts,
+      'fleet-batches-failed',
+      // A 503 (stored, not applied) is retried by the shipper, but it is a batch the run did not take.
+      `log batches and provider batches not answered 200 within ${BATCH_TIMEOUT_MS / 1000} s`,
+      ingest.timeouts + ingest.refused + events.timeouts + events.refused,
       'batches',
       { op: '<=', limit: 0 },
     ),

@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { statSync } from 'node:fs';
 import { CHECKPOINT_EVERY_MS } from '../src/database/sqlite/sqlite-checkpoints';
+import { TransactionService } from '../src/database/transaction.service';
 import { createTestApp, TestApp } from './support/test-app';
 
 const onSqlite = !process.env.DATABASE_URL;
@@ -41,5 +44,30 @@ const WRITTEN_BYTES = 8 * 1024 * 1024;
       'SELECT COUNT(*) AS n FROM checkpoint_probe',
     );
     expect(n).toBe(WRITTEN_BYTES / row.length);
+  });
+
+  it('a transaction that reads before it writes waits while another connection holds the write lock', async () => {
+    const file = (t.dataSource.options as { database: string }).database;
+    await t.dataSource.query('CREATE TABLE lock_probe (n INTEGER NOT NULL)');
+    // Another connection holds the write lock a moment, as the checkpoint worker does in a RESTART.
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const db = new (require('better-sqlite3'))(${JSON.stringify(file)});
+         db.exec('BEGIN IMMEDIATE');
+         process.stdout.write('held\\n');
+         setTimeout(() => { db.exec('COMMIT'); db.close(); }, 300);`,
+      ],
+      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const exited = once(holder, 'exit');
+    await once(holder.stdout, 'data');
+    await t.app.get(TransactionService).run(async (em) => {
+      await em.query('SELECT COUNT(*) AS n FROM lock_probe');
+      await em.query('INSERT INTO lock_probe (n) VALUES (1)');
+    });
+    expect(await exited).toEqual([0, null]);
+    expect(await t.dataSource.query('SELECT n FROM lock_probe')).toEqual([{ n: 1 }]);
   });
 });

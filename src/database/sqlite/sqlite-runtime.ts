@@ -15,6 +15,7 @@ import {
 } from '../database-runtime';
 import { SqliteCheckpoints } from './sqlite-checkpoints';
 import { SqliteStatistics } from './sqlite-statistics';
+import { SqliteWriteLock } from './sqlite-write-lock';
 import { SqliteTransactionGate } from './sqlite-transaction-gate';
 
 interface SqliteStatement {
@@ -47,6 +48,7 @@ export class SqliteRuntime extends DatabaseRuntime implements OnApplicationBoots
   constructor(private readonly dataSource: DataSource) {
     super();
     this.gate.install(dataSource);
+    new SqliteWriteLock().install(dataSource);
     this.checkpoints = new SqliteCheckpoints(dataSource);
     this.statistics = new SqliteStatistics(dataSource);
   }
