@@ -295,9 +295,11 @@ export class InboundEventInbox<E extends InboundEvent> {
     const rows = this.presumedRows(events);
     return transactions.runRowLocking(async (em) => {
       const inserted = new Set(await dialect.insertNew(em, this.events.target, rows, 'eventKey'));
-      const copies = await this.retryableCopies(
-        em,
-        rows.filter((e) => !inserted.has(e.eventKey)),
+      const copies = retryable(
+        await this.storedCopies(
+          em,
+          rows.filter((e) => !inserted.has(e.eventKey)),
+        ),
       );
       const due = [...rows.filter((e) => inserted.has(e.eventKey)), ...copies];
       if (due.length) {
@@ -313,17 +315,10 @@ export class InboundEventInbox<E extends InboundEvent> {
     const { transactions, dialect } = this.batches();
     const rows = this.presumedRows(events);
     return transactions.runRowLocking(async (em) => {
-      const stored: E[] = [];
-      for (const chunk of chunks(rows.map((e) => e.eventKey))) {
-        stored.push(
-          ...((await dialect.findIn<E>(em, this.events.target, {
-            in: { eventKey: chunk } as ListMatch<E>['in'],
-          })) as E[]),
-        );
-      }
+      const stored = await this.storedCopies(em, rows);
       const storedKeys = new Set(stored.map((e) => e.eventKey));
       const fresh = rows.filter((e) => !storedKeys.has(e.eventKey));
-      const copies = stored.filter((e) => e.outcome === null && isRetryable(e));
+      const copies = retryable(stored);
       if (!fresh.length && !copies.length) return [];
       const columns = await apply(em, fresh, copies);
       const inserted = new Set(
@@ -420,23 +415,14 @@ export class InboundEventInbox<E extends InboundEvent> {
     }
   }
 
-  /** Stored copies of these events still unapplied that no request is applying. */
-  private async retryableCopies(em: EntityManager, copies: E[]): Promise<E[]> {
-    if (!copies.length) return [];
-    const keys = copies.map((e) => e.eventKey);
-    const found: E[] = [];
-    for (const chunk of chunks(keys)) {
-      found.push(
-        ...(await em
-          .getRepository<E>(this.events.target)
-          .createQueryBuilder('event')
-          .where('event.event_key IN (:...keys) AND event.outcome IS NULL', {
-            keys: chunk,
-          })
-          .getMany()),
-      );
+  /** The stored rows of these events (copies received before), read by their keys. */
+  private async storedCopies(em: EntityManager, events: E[]): Promise<E[]> {
+    const stored: E[] = [];
+    for (const chunk of chunks(events.map((e) => e.eventKey))) {
+      const where = { in: { eventKey: chunk } as ListMatch<E>['in'] };
+      stored.push(...((await this.batches().dialect.findIn<E>(em, this.events.target, where)) as E[]));
     }
-    return found.filter(isRetryable);
+    return stored;
   }
 
   private batches(): BatchOptions {
@@ -539,6 +525,11 @@ export class InboundEventInbox<E extends InboundEvent> {
       this.logger.error({ err: e, eventId: event.id }, 'Could not record the failed inbound event');
     }
   }
+}
+
+/** Stored copies still unapplied that no request is applying. */
+function retryable<E extends InboundEvent>(copies: E[]): E[] {
+  return copies.filter((e) => e.outcome === null && isRetryable(e));
 }
 
 function isRetryable(event: InboundEvent): boolean {

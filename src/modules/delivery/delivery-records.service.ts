@@ -215,11 +215,8 @@ export class DeliveryRecordsService {
     for (const queue of queues) {
       if (queue.attributedAt != null) {
         const id = queue.companyId;
-        let company = id === null ? null : kept.get(id);
-        if (company === undefined) {
-          kept.set(id!, (company = this.attribution.companyById(id!).then(recordCompany)));
-        }
-        companies.set(queue, await company);
+        if (id !== null && !kept.has(id)) kept.set(id, this.attribution.companyById(id).then(recordCompany));
+        companies.set(queue, id === null ? null : await kept.get(id)!);
         continue;
       }
       const company = await companyOf(queue);

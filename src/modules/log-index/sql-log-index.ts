@@ -67,9 +67,11 @@ export class SqlLogIndex extends LogIndex {
     // A queue's records are written only under its lock, so given `previous`, one not among them
     // is new: inserted without the upsert's conflict check (a sixth of the insert). A reject has no
     // queue to lock (two batches may bring the same one): always upserted.
-    const isNew = (r: CleanRecord) => previous !== undefined && r.queueId !== null && !before.has(r.id);
-    const created = records.filter(isNew);
-    const others = created.length ? records.filter((r) => !isNew(r)) : records;
+    const created: CleanRecord[] = [];
+    const others: CleanRecord[] = [];
+    for (const r of records) {
+      (previous !== undefined && r.queueId !== null && !before.has(r.id) ? created : others).push(r);
+    }
     await this.dialect.insertMany(manager, CleanLog, created, 'none');
     await this.dialect.insertMany(manager, CleanLog, others, { key: ['id'], update: this.updated });
     // Roll-up cells are shared by the transactions of one shard (replicas may meet): moved last.
