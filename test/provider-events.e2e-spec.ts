@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { In, IsNull, Not, Repository } from 'typeorm';
 import { DatabaseRuntime } from '../src/database/database-runtime';
@@ -6,6 +7,8 @@ import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { DeliveryRecordsService } from '../src/modules/delivery/delivery-records.service';
 import { ProviderEvent } from '../src/modules/delivery/entities/provider-event.entity';
 import { SuppressionEntry } from '../src/modules/suppression/entities/suppression-entry.entity';
+import { WebhookEvent } from '../src/modules/webhooks/entities/webhook-event.entity';
+import { Webhook } from '../src/modules/webhooks/entities/webhook.entity';
 import { countRows, createPaidCompany, createAdmin, expectFailure } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -141,6 +144,110 @@ describe('Mail-provider events (POST /callback/mail-provider)', () => {
     expect(record).toMatchObject({ status: 'complained', opened: true, clicked: false });
     const entry = await suppression.findOneByOrFail({ companyId: company.id, email: 'jo@example.net' });
     expect(entry).toMatchObject({ reason: 'complaint', source: 'mail_provider' });
+  });
+
+  it('one batch of bounces, complaints and unsubscribes for two companies: each list written once, first reason kept, expired renewed, listed left', async () => {
+    const [a, b] = [await paidCompany(), await paidCompany()];
+    await ship(messageLines(a.relayUsername, 'AAA00000B1', 'SG-00B1', 'mb1@acme.example'));
+    await ship(messageLines(b.relayUsername, 'AAA00000B2', 'SG-00B2', 'mb2@acme.example'));
+    const past = new Date(Date.now() - 60_000);
+    await suppression.save([
+      {
+        uuid: randomUUID(),
+        companyId: a.id,
+        email: 'ann@example.org',
+        reason: 'manual',
+        source: 'user',
+        detail: null,
+        expiresAt: past,
+      },
+      {
+        uuid: randomUUID(),
+        companyId: b.id,
+        email: 'jo@example.net',
+        reason: 'manual',
+        source: 'user',
+        detail: null,
+        expiresAt: null,
+      },
+    ]);
+    await t.dataSource.getRepository(Webhook).save({
+      uuid: randomUUID(),
+      companyId: a.id,
+      url: 'http://127.0.0.1:9/hooks',
+      description: null,
+      events: ['suppression.created'],
+      domains: [],
+      secret: 'whsec_test',
+    });
+    const event = (e: string, email: string, remote: string, id: string, extra: object = {}) => ({
+      event: e,
+      email,
+      timestamp: 1763752000,
+      sg_message_id: `${remote}.filter0001`,
+      sg_event_id: id,
+      ...extra,
+    });
+    const res = await send([
+      event('bounce', 'jo@example.net', 'SG-00B1', 'mix-1', {
+        status: '5.1.1',
+        reason: '550 5.1.1 user unknown',
+      }),
+      event('spamreport', 'jo@example.net', 'SG-00B1', 'mix-2'),
+      event('unsubscribe', 'ann@example.org', 'SG-00B1', 'mix-3'),
+      event('spamreport', 'jo@example.net', 'SG-00B2', 'mix-4'),
+      event('bounce', 'ann@example.org', 'SG-00B2', 'mix-5', {
+        status: '5.1.1',
+        reason: '550 5.1.1 no mailbox',
+      }),
+    ]).expect(200);
+    expect(res.body.data).toEqual({ accepted: 5, duplicates: 0, skipped: 0 });
+
+    const listOf = async (companyId: number) =>
+      (await suppression.find({ where: { companyId }, order: { email: 'ASC' } })).map((e) => ({
+        email: e.email,
+        reason: e.reason,
+        source: e.source,
+        detail: e.detail,
+        expiresAt: e.expiresAt,
+      }));
+    expect(await listOf(a.id)).toEqual([
+      {
+        email: 'ann@example.org',
+        reason: 'unsubscribe',
+        source: 'mail_provider',
+        detail: null,
+        expiresAt: null,
+      },
+      {
+        email: 'jo@example.net',
+        reason: 'hard_bounce',
+        source: 'mail_provider',
+        detail: '550 5.1.1 user unknown',
+        expiresAt: null,
+      },
+    ]);
+    expect(await listOf(b.id)).toEqual([
+      {
+        email: 'ann@example.org',
+        reason: 'hard_bounce',
+        source: 'mail_provider',
+        detail: '550 5.1.1 no mailbox',
+        expiresAt: null,
+      },
+      { email: 'jo@example.net', reason: 'manual', source: 'user', detail: null, expiresAt: null },
+    ]);
+    // The company with an endpoint: one suppression.created for each entry made or renewed.
+    const created = await t.dataSource
+      .getRepository(WebhookEvent)
+      .findBy({ companyId: In([a.id, b.id]), type: 'suppression.created' });
+    expect(
+      created.map((e) => JSON.parse(e.payload).data).sort((x, y) => x.email.localeCompare(y.email)),
+    ).toEqual([
+      expect.objectContaining({ email: 'ann@example.org', reason: 'unsubscribe', source: 'mail_provider' }),
+      expect.objectContaining({ email: 'jo@example.net', reason: 'hard_bounce', source: 'mail_provider' }),
+    ]);
+    expect(created.every((e) => e.companyId === a.id)).toBe(true);
   });
 
   it('SparkPost: an event before its message is kept, and applied (hard bounce → suppression) when the record arrives', async () => {

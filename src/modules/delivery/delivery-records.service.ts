@@ -7,7 +7,7 @@ import { CompanyAttribution } from '../attribution/company-attribution.service';
 import { CompanyStateService } from '../companies/company-state.service';
 import type { CleanRecord } from '../log-index/clean-record';
 import { LogIndex } from '../log-index/log-index';
-import { SuppressionService } from '../suppression/suppression.service';
+import { NewSuppression, SuppressionService } from '../suppression/suppression.service';
 import {
   buildQueuedRecord,
   buildRejectRecord,
@@ -377,17 +377,15 @@ export class DeliveryRecordsService {
     changed: Array<{ record: CleanRecord; matched: StoredProviderEvent[] }>,
     before: Map<string, CleanRecord>,
   ): Promise<void> {
-    const byCompany = new Map<number, string[]>();
+    const entries: NewSuppression[] = [];
     for (const { record: r, matched } of changed) {
       if (r.companyId === null || r.status !== 'bounced' || before.get(r.id)?.status === 'bounced') continue;
       // A provider's bounce suppresses as the provider's (applyProviderEvents), not as the log's.
       if (matched.some((e) => e.type === 'bounced')) continue;
       if (r.bounceType !== 'hard') continue;
-      appendTo(byCompany, r.companyId, r.to);
+      entries.push({ companyId: r.companyId, email: r.to, reason: 'hard_bounce', source: 'log' });
     }
-    for (const [companyId, emails] of byCompany) {
-      await this.suppression.add(companyId, { emails, reason: 'hard_bounce', source: 'log' }, em);
-    }
+    await this.suppression.addEach(em, entries);
   }
 
   /**
@@ -412,6 +410,7 @@ export class DeliveryRecordsService {
       em,
       pairs.filter((p) => !unstored.has(p.e)),
     );
+    const entries: NewSuppression[] = [];
     for (const { record, e } of pairs) {
       if (record.companyId === null) continue;
       const reason =
@@ -423,12 +422,15 @@ export class DeliveryRecordsService {
               ? 'hard_bounce'
               : null;
       if (!reason) continue;
-      await this.suppression.add(
-        record.companyId,
-        { emails: [record.to], reason, source: 'mail_provider', detail: e.reason?.slice(0, 500) ?? null },
-        em,
-      );
+      entries.push({
+        companyId: record.companyId,
+        email: record.to,
+        reason,
+        source: 'mail_provider',
+        detail: e.reason?.slice(0, 500) ?? null,
+      });
     }
+    await this.suppression.addEach(em, entries);
     return appliedUnstored;
   }
 }

@@ -26,6 +26,16 @@ const EXPORT_BATCH = 1000;
 /** Which list: one company's (by id), the global one, or (admins) every list. */
 export type SuppressionScope = { companyId: number } | 'global' | 'all';
 
+/** One entry to add (SuppressionService.addEach): its list (`companyId` null: the global one) and address. */
+export interface NewSuppression {
+  companyId: number | null;
+  email: string;
+  reason: SuppressionReason;
+  source: SuppressionSource;
+  detail?: string | null;
+  expiresAt?: Date | null;
+}
+
 export interface NewSuppressions {
   emails: string[];
   reason: SuppressionReason;
@@ -81,61 +91,107 @@ export class SuppressionService {
     const invalid: string[] = [];
     const emails = new Set<string>();
     for (const raw of input.emails) {
-      const email = raw.trim().toLowerCase();
-      if (isEmail(email)) emails.add(email);
+      const email = normalised(raw);
+      if (email) emails.add(email);
       else invalid.push(raw);
     }
     if (emails.size === 0) return { added: 0, existing: 0, invalid };
+    const fields = {
+      reason: input.reason,
+      source: input.source,
+      detail: input.detail ?? null,
+      expiresAt: input.expiresAt ?? null,
+    };
+    const entries = [...emails].map((email) => ({ companyId, email, ...fields }));
+    const added = await (em ? this.write(em, entries) : this.transactions.run((m) => this.write(m, entries)));
+    return { added, existing: emails.size - added, invalid };
+  }
 
-    const inTransaction = <T>(work: (manager: EntityManager) => Promise<T>) =>
-      em ? work(em) : this.transactions.run(work);
-    const { added, existing } = await inTransaction(async (manager) => {
-      const now = new Date();
-      const found = await this.inScope(
-        manager.createQueryBuilder(SuppressionEntry, 'entry'),
-        companyId === null ? 'global' : { companyId },
+  /**
+   * Adds entries of any lists, each with its own reason and detail, in the caller's transaction,
+   * as `add` adds each (an address that does not parse is passed over; of two entries for one
+   * address of one list, the first is kept): the log's hard bounces and a provider batch's
+   * complaints and bounces, whatever their companies, in a few statements rather than a few per
+   * entry. Answers how many were added or renewed.
+   */
+  addEach(em: EntityManager, entries: readonly NewSuppression[]): Promise<number> {
+    const unique = new Map<string, NewSuppression>();
+    for (const entry of entries) {
+      const email = normalised(entry.email);
+      const key = `${entry.companyId}\n${email}`;
+      if (email && !unique.has(key)) unique.set(key, { ...entry, email });
+    }
+    return unique.size ? this.write(em, [...unique.values()]) : Promise.resolve(0);
+  }
+
+  /**
+   * Writes entries of normalised, distinct addresses per list: those listed and unexpired are left
+   * as they are, expired ones renewed with the new fields, the others inserted; each entry made or
+   * renewed is its company's suppression.created event. Answers how many were made or renewed,
+   * counted by what the statements really changed: an entry another request renewed or inserted
+   * since the lookup counts as existing.
+   */
+  private async write(manager: EntityManager, entries: readonly NewSuppression[]): Promise<number> {
+    const now = new Date();
+    const listKey = (companyId: number | null, email: string) => `${companyId}\n${email}`;
+    const companyIds = [...new Set(entries.flatMap((e) => (e.companyId === null ? [] : [e.companyId])))];
+    const global = entries.some((e) => e.companyId === null);
+    const found = await manager
+      .createQueryBuilder(SuppressionEntry, 'entry')
+      .where('entry.email IN (:...emails)', { emails: [...new Set(entries.map((e) => e.email))] })
+      .andWhere(
+        new Brackets((w) => {
+          if (companyIds.length) w.orWhere('entry.companyId IN (:...companyIds)', { companyIds });
+          if (global) w.orWhere('entry.companyId IS NULL');
+        }),
       )
-        .andWhere('entry.email IN (:...emails)', { emails: [...emails] })
-        .getMany();
-      const listed = new Map(found.map((entry) => [entry.email, entry]));
-      const expired = found.filter((entry) => entry.expiresAt && entry.expiresAt <= now);
-      const fresh = [...emails].filter((email) => !listed.has(email));
-      const fields = {
-        reason: input.reason,
-        source: input.source,
-        detail: input.detail ?? null,
-        expiresAt: input.expiresAt ?? null,
-      };
-      // Counted by what the statements really changed: an entry another request renewed or
-      // inserted since the lookup counts as existing.
-      const renewed = expired.length
-        ? ((
-            await manager
-              .createQueryBuilder()
-              .update(SuppressionEntry)
-              .set(fields)
-              .whereInIds(expired.map((entry) => entry.id))
-              .andWhere('expires_at <= :now', { now })
-              .execute()
-          ).affected ?? 0)
-        : 0;
-      const inserted = await this.insertMissing(manager, companyId, fresh, fields);
-      const addedNow = renewed + inserted.length;
-      if (companyId !== null) {
-        // Each entry made (or renewed) is the company's suppression.created event.
-        const made = [...expired.slice(0, renewed).map((entry) => entry.email), ...inserted];
-        await this.webhooks.emit(
-          manager,
-          made.map((email) => ({
+      .getMany();
+    const listed = new Map(found.map((entry) => [listKey(entry.companyId, entry.email), entry]));
+    const made: NewSuppression[] = [];
+    const expired = new Map<
+      string,
+      { fields: EntryFields; entries: Array<[SuppressionEntry, NewSuppression]> }
+    >();
+    const fresh: NewSuppression[] = [];
+    for (const entry of entries) {
+      const stored = listed.get(listKey(entry.companyId, entry.email));
+      if (!stored) fresh.push(entry);
+      else if (stored.expiresAt && stored.expiresAt <= now) {
+        const fields = fieldsOf(entry);
+        const group = JSON.stringify(fields);
+        if (!expired.has(group)) expired.set(group, { fields, entries: [] });
+        expired.get(group)!.entries.push([stored, entry]);
+      }
+    }
+    for (const { fields, entries: renewals } of expired.values()) {
+      const renewed =
+        (
+          await manager
+            .createQueryBuilder()
+            .update(SuppressionEntry)
+            .set(fields)
+            .whereInIds(renewals.map(([stored]) => stored.id))
+            .andWhere('expires_at <= :now', { now })
+            .execute()
+        ).affected ?? 0;
+      made.push(...renewals.slice(0, renewed).map(([, entry]) => entry));
+    }
+    made.push(...(await this.insertMissing(manager, fresh)));
+    await this.webhooks.emit(
+      manager,
+      made.flatMap(({ companyId, email, ...rest }) => {
+        if (companyId === null) return [];
+        const fields = fieldsOf(rest);
+        return [
+          {
             companyId,
             type: 'suppression.created' as const,
             data: { email, ...fields, expiresAt: fields.expiresAt?.toISOString() ?? null },
-          })),
-        );
-      }
-      return { added: addedNow, existing: emails.size - addedNow };
-    });
-    return { added, existing, invalid };
+          },
+        ];
+      }),
+    );
+    return made.length;
   }
 
   /** Whether the company may send to `email`: its own list first, then the global one. */
@@ -257,18 +313,31 @@ export class SuppressionService {
   }
 
   /**
-   * Inserts what is not listed yet and answers the addresses it inserted. A concurrent request
+   * Inserts what is not listed yet and answers the entries it inserted. A concurrent request
    * may have added the same address since the lookup: the unique index then skips it, and only
    * the rows really inserted count.
    */
-  private async insertMissing(
-    manager: EntityManager,
-    companyId: number | null,
-    emails: string[],
-    fields: Pick<SuppressionEntry, 'reason' | 'source' | 'detail' | 'expiresAt'>,
-  ): Promise<string[]> {
-    const rows = emails.map((email) => ({ uuid: randomUUID(), companyId, email, ...fields }));
+  private async insertMissing(manager: EntityManager, entries: NewSuppression[]): Promise<NewSuppression[]> {
+    const rows = entries.map((entry) => ({ uuid: randomUUID(), ...entry, ...fieldsOf(entry) }));
     const inserted = new Set(await this.dialect.insertNew(manager, SuppressionEntry, rows, 'uuid'));
-    return rows.filter((row) => inserted.has(row.uuid)).map((row) => row.email);
+    return entries.filter((_, at) => inserted.has(rows[at].uuid));
   }
+}
+
+/** An address as lists keep it (trimmed, lower case), or null when it does not parse. */
+function normalised(raw: string): string | null {
+  const email = raw.trim().toLowerCase();
+  return isEmail(email) ? email : null;
+}
+
+type EntryFields = Pick<SuppressionEntry, 'reason' | 'source' | 'detail' | 'expiresAt'>;
+
+/** What an entry is written with, beside its list and address. */
+function fieldsOf(entry: Omit<NewSuppression, 'companyId' | 'email'>): EntryFields {
+  return {
+    reason: entry.reason,
+    source: entry.source,
+    detail: entry.detail ?? null,
+    expiresAt: entry.expiresAt ?? null,
+  };
 }
