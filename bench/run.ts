@@ -656,7 +656,7 @@ const apiKeyFigure = (run: HttpRun, live: HttpRun) =>
  */
 function fleetFigures(fleet: FleetFigures, live: HttpRun, kind: BenchDatabase['kind']): Figure[] {
   const pg = <T>(budget: T) => (kind === 'postgres' ? budget : null);
-  const { ingest, events } = fleet;
+  const { ingest, events, bounces } = fleet;
   const answered = (run: FleetFigures['ingest']) =>
     `${fmt(run.batches)} batches in ${fmt(run.seconds, 1)} s, p50 ${fmt(run.latencyMs.p50)} ms, max ${fmt(run.latencyMs.max)} ms; ${run.refused} answered other than 200`;
   const cpu = (run: FleetFigures['ingest'], unit: string) =>
@@ -706,7 +706,12 @@ function fleetFigures(fleet: FleetFigures, live: HttpRun, kind: BenchDatabase['k
       'fleet-batches-failed',
       // A 503 (stored, not applied) is retried by the shipper, but it is a batch the run did not take.
       `log batches and provider batches not answered 200 within ${BATCH_TIMEOUT_MS / 1000} s`,
-      ingest.timeouts + ingest.refused + events.timeouts + events.refused,
+      ingest.timeouts +
+        ingest.refused +
+        events.timeouts +
+        events.refused +
+        bounces.timeouts +
+        bounces.refused,
       'batches',
       { op: '<=', limit: 0 },
     ),
@@ -717,6 +722,14 @@ function fleetFigures(fleet: FleetFigures, live: HttpRun, kind: BenchDatabase['k
       '/s',
       { perSecond: BUDGET_FLEET_EVENTS_PER_SECOND, perCeiling: BUDGET_FLEET_EVENTS_PER_CEILING },
       `${fmt(events.units)} SendGrid deliveries of the ingested mail; p99 ${fmt(events.latencyMs.p99)} ms; ${events.timeouts} timeouts, ${events.refused} answered other than 200${cpu(events, 'event')}`,
+    ),
+    figure(
+      'fleet-provider-bounces',
+      `mail-provider hard bounces, batches of 100 on ${FLEET_CONNECTIONS} connections, each suppressing its recipient`,
+      bounces.perSecond,
+      '/s',
+      null,
+      `${fmt(bounces.units)} SendGrid bounces of the delivered mail; p99 ${fmt(bounces.latencyMs.p99)} ms; ${bounces.timeouts} timeouts, ${bounces.refused} answered other than 200${cpu(bounces, 'event')}`,
     ),
     figure(
       'fleet-rss',

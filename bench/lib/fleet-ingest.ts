@@ -43,6 +43,8 @@ export interface FleetRun {
 export interface FleetFigures {
   ingest: FleetRun;
   events: FleetRun;
+  /** Provider hard bounces, each suppressing its recipient (information: quality.md's row is `events`). */
+  bounces: FleetRun;
   /** Peak resident memory of the service during the two runs (sampled). */
   rssPeakMb: number | null;
 }
@@ -66,7 +68,7 @@ export interface FleetOptions {
  * deliveries, a bounce or a deferral, a removal (or the deferral's retry), a `NOQUEUE: reject`.
  * Queue ids are new every batch; 100 of a batch's messages are the busy company's. Then the
  * provider events: SendGrid `delivered` events of the deliveries just ingested, 100 a post, on 50
- * connections. Each batch's latency is from its send to its answer; one not answered within 10 s
+ * connections; then for half as long their hard bounces (each suppresses its recipient). Each batch's latency is from its send to its answer; one not answered within 10 s
  * counts as a timeout, as the shipper would give up on it.
  */
 export async function measureFleet(
@@ -133,6 +135,25 @@ export async function measureFleet(
       sg_event_id: `fleet-${d.remoteId}`,
     }));
     eventsSent += EVENTS_PER_BATCH;
+    return { body: JSON.stringify(events), units: EVENTS_PER_BATCH };
+  };
+
+  /** Hard bounces of the delivered recipients (after their deliveries), each suppressing its recipient. */
+  let bouncesSent = 0;
+  const bouncesBatch = (): { body: string; units: number } | null => {
+    if (delivered.length - bouncesSent < EVENTS_PER_BATCH) return null;
+    const now = Math.floor(Date.now() / 1000);
+    const events = delivered.slice(bouncesSent, bouncesSent + EVENTS_PER_BATCH).map((d) => ({
+      event: 'bounce',
+      type: 'bounce',
+      email: d.recipient,
+      timestamp: now,
+      status: '5.1.1',
+      reason: `550 5.1.1 <${d.recipient}>: Recipient address rejected: User unknown in virtual mailbox table`,
+      sg_message_id: `${d.remoteId}.filter0001`,
+      sg_event_id: `fleet-bounce-${d.remoteId}`,
+    }));
+    bouncesSent += EVENTS_PER_BATCH;
     return { body: JSON.stringify(events), units: EVENTS_PER_BATCH };
   };
 
@@ -233,7 +254,14 @@ export async function measureFleet(
     await watch.mark(`log ingest, ${FLEET_CONNECTIONS} hosts at once`);
     const events = await run(o.seconds, '/callback/mail-provider', provider, () => eventsBatch());
     await watch.mark(`provider events, ${FLEET_CONNECTIONS} connections`);
-    return { ingest, events, rssPeakMb: rss.peak() === undefined ? null : rss.peak()! / (1024 * 1024) };
+    const bounces = await run(o.seconds / 2, '/callback/mail-provider', provider, () => bouncesBatch());
+    await watch.mark(`provider hard bounces, ${FLEET_CONNECTIONS} connections`);
+    return {
+      ingest,
+      events,
+      bounces,
+      rssPeakMb: rss.peak() === undefined ? null : rss.peak()! / (1024 * 1024),
+    };
   } finally {
     rss.stop();
     agent.destroy();
