@@ -26,7 +26,7 @@
  * ceiling their ratio needs; the other phases are skipped and bench/results/latest.json is left as
  * it was; `reports` seeds the BENCH_RECORDS clean records and times the summary, the log's first
  * page, the providers and bounce-categories reports and the deliverability-alerts job; `fleet`
- * is log ingest and provider events at 50 connections, as 50 Postfix hosts ship; BENCH_FLEET_CONNECTIONS
+ * is log ingest and provider events (deliveries, then hard bounces) at 50 connections, as 50 Postfix hosts ship; BENCH_FLEET_CONNECTIONS
  * changes that number, to see what the concurrency itself costs).
  *
  * The deliverability figures: over the seeded records (spread over the mailbox providers, each
