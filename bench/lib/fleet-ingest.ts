@@ -123,39 +123,38 @@ export async function measureFleet(
     return { body: JSON.stringify({ logs }), units: logs.length };
   };
 
-  let eventsSent = 0;
-  const eventsBatch = (): { body: string; units: number } | null => {
-    if (delivered.length - eventsSent < EVENTS_PER_BATCH) return null;
-    const now = Math.floor(Date.now() / 1000);
-    const events = delivered.slice(eventsSent, eventsSent + EVENTS_PER_BATCH).map((d) => ({
-      event: 'delivered',
-      email: d.recipient,
-      timestamp: now,
-      sg_message_id: `${d.remoteId}.filter0001`,
-      sg_event_id: `fleet-${d.remoteId}`,
-    }));
-    eventsSent += EVENTS_PER_BATCH;
-    return { body: JSON.stringify(events), units: EVENTS_PER_BATCH };
+  /**
+   * SendGrid posts of 100 events, one for each delivered recipient in turn (each kind of event
+   * walks the recipients on its own), until they run out.
+   */
+  const sendgridBatches = (event: (d: { recipient: string; remoteId: string }, now: number) => object) => {
+    let sent = 0;
+    return (): { body: string; units: number } | null => {
+      if (delivered.length - sent < EVENTS_PER_BATCH) return null;
+      const now = Math.floor(Date.now() / 1000);
+      const events = delivered.slice(sent, sent + EVENTS_PER_BATCH).map((d) => event(d, now));
+      sent += EVENTS_PER_BATCH;
+      return { body: JSON.stringify(events), units: EVENTS_PER_BATCH };
+    };
   };
-
+  const eventsBatch = sendgridBatches((d, now) => ({
+    event: 'delivered',
+    email: d.recipient,
+    timestamp: now,
+    sg_message_id: `${d.remoteId}.filter0001`,
+    sg_event_id: `fleet-${d.remoteId}`,
+  }));
   /** Hard bounces of the delivered recipients (after their deliveries), each suppressing its recipient. */
-  let bouncesSent = 0;
-  const bouncesBatch = (): { body: string; units: number } | null => {
-    if (delivered.length - bouncesSent < EVENTS_PER_BATCH) return null;
-    const now = Math.floor(Date.now() / 1000);
-    const events = delivered.slice(bouncesSent, bouncesSent + EVENTS_PER_BATCH).map((d) => ({
-      event: 'bounce',
-      type: 'bounce',
-      email: d.recipient,
-      timestamp: now,
-      status: '5.1.1',
-      reason: `550 5.1.1 <${d.recipient}>: Recipient address rejected: User unknown in virtual mailbox table`,
-      sg_message_id: `${d.remoteId}.filter0001`,
-      sg_event_id: `fleet-bounce-${d.remoteId}`,
-    }));
-    bouncesSent += EVENTS_PER_BATCH;
-    return { body: JSON.stringify(events), units: EVENTS_PER_BATCH };
-  };
+  const bouncesBatch = sendgridBatches((d, now) => ({
+    event: 'bounce',
+    type: 'bounce',
+    email: d.recipient,
+    timestamp: now,
+    status: '5.1.1',
+    reason: `550 5.1.1 <${d.recipient}>: Recipient address rejected: User unknown in virtual mailbox table`,
+    sg_message_id: `${d.remoteId}.filter0001`,
+    sg_event_id: `fleet-bounce-${d.remoteId}`,
+  }));
 
   const post = (path: string, headers: Record<string, string>, body: string) =>
     new Promise<{ status: number | 'timeout' }>((resolve) => {
@@ -245,16 +244,16 @@ export async function measureFleet(
   rss.start();
   try {
     await run(o.warmupS, '/api/v1/callback-raw-log', shipper, ingestBatch);
-    await run(o.warmupS / 2, '/callback/mail-provider', provider, () => eventsBatch());
+    await run(o.warmupS / 2, '/callback/mail-provider', provider, eventsBatch);
     // As in measureDeliveryData: a running relay's tables have the statistics autovacuum's
     // analyse gives them within a minute of their first rows; these are seconds old.
     await watch.mark('fleet warm-up (ingest, provider events)');
     await analyze(o.db, watch);
     const ingest = await run(o.seconds, '/api/v1/callback-raw-log', shipper, ingestBatch);
     await watch.mark(`log ingest, ${FLEET_CONNECTIONS} hosts at once`);
-    const events = await run(o.seconds, '/callback/mail-provider', provider, () => eventsBatch());
+    const events = await run(o.seconds, '/callback/mail-provider', provider, eventsBatch);
     await watch.mark(`provider events, ${FLEET_CONNECTIONS} connections`);
-    const bounces = await run(o.seconds / 2, '/callback/mail-provider', provider, () => bouncesBatch());
+    const bounces = await run(o.seconds / 2, '/callback/mail-provider', provider, bouncesBatch);
     await watch.mark(`provider hard bounces, ${FLEET_CONNECTIONS} connections`);
     return {
       ingest,
