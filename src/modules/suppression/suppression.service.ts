@@ -96,13 +96,7 @@ export class SuppressionService {
       else invalid.push(raw);
     }
     if (emails.size === 0) return { added: 0, existing: 0, invalid };
-    const fields = {
-      reason: input.reason,
-      source: input.source,
-      detail: input.detail ?? null,
-      expiresAt: input.expiresAt ?? null,
-    };
-    const entries = [...emails].map((email) => ({ companyId, email, ...fields }));
+    const entries = [...emails].map((email) => ({ companyId, email, ...fieldsOf(input) }));
     const added = await (em ? this.write(em, entries) : this.transactions.run((m) => this.write(m, entries)));
     return { added, existing: emails.size - added, invalid };
   }
@@ -158,9 +152,10 @@ export class SuppressionService {
       if (!stored) fresh.push(entry);
       else if (stored.expiresAt && stored.expiresAt <= now) {
         const fields = fieldsOf(entry);
-        const group = JSON.stringify(fields);
-        if (!expired.has(group)) expired.set(group, { fields, entries: [] });
-        expired.get(group)!.entries.push([stored, entry]);
+        const key = JSON.stringify(fields);
+        let group = expired.get(key);
+        if (!group) expired.set(key, (group = { fields, entries: [] }));
+        group.entries.push([stored, entry]);
       }
     }
     for (const { fields, entries: renewals } of expired.values()) {
