@@ -15,6 +15,10 @@ import { createTestApp, FreshDatabase, freshDatabase, TestApp } from './support/
 /** Clean records of one company: 200 export pages, tens of MB of CSV (more than loopback's buffers hold). */
 const RECORDS = 100_000;
 const PAGE = 500;
+// Each test reads the whole export: ~5 s alone on a 2-core machine, several times that while CI
+// runs other suites beside it (one run went past jest's 30 s default). Nothing here waits for
+// time; this only bounds a run that hangs.
+jest.setTimeout(120_000);
 
 /**
  * A client in another process that reads the export as fast as it comes, as a real one does (a client in

@@ -188,6 +188,17 @@ describe('Mail-provider events (POST /callback/mail-provider)', () => {
       sg_event_id: id,
       ...extra,
     });
+    // Every statement on the suppression list while the batch is applied: a lookup, the renewal and
+    // the insert, for all its events and companies (not a lookup and a write for each event).
+    const runner = t.dataSource.createQueryRunner();
+    const runnerType = Object.getPrototypeOf(runner) as { query: (sql: string) => Promise<unknown> };
+    await runner.release();
+    const statements: string[] = [];
+    const query = runnerType.query;
+    const spy = jest.spyOn(runnerType, 'query').mockImplementation(function (this: unknown, ...args) {
+      if (/suppression_entries/.test(args[0])) statements.push(args[0].split(' ', 1)[0]);
+      return query.apply(this, args);
+    });
     const res = await send([
       event('bounce', 'jo@example.net', 'SG-00B1', 'mix-1', {
         status: '5.1.1',
@@ -201,7 +212,9 @@ describe('Mail-provider events (POST /callback/mail-provider)', () => {
         reason: '550 5.1.1 no mailbox',
       }),
     ]).expect(200);
+    spy.mockRestore();
     expect(res.body.data).toEqual({ accepted: 5, duplicates: 0, skipped: 0 });
+    expect(statements).toEqual(['SELECT', 'UPDATE', 'INSERT']);
 
     const listOf = async (companyId: number) =>
       (await suppression.find({ where: { companyId }, order: { email: 'ASC' } })).map((e) => ({
