@@ -112,8 +112,9 @@ export class SuppressionService {
     const unique = new Map<string, NewSuppression>();
     for (const entry of entries) {
       const email = normalised(entry.email);
-      const key = `${entry.companyId}\n${email}`;
-      if (email && !unique.has(key)) unique.set(key, { ...entry, email });
+      if (!email) continue;
+      const key = listKey(entry.companyId, email);
+      if (!unique.has(key)) unique.set(key, { ...entry, email });
     }
     return unique.size ? this.write(em, [...unique.values()]) : Promise.resolve(0);
   }
@@ -127,7 +128,6 @@ export class SuppressionService {
    */
   private async write(manager: EntityManager, entries: readonly NewSuppression[]): Promise<number> {
     const now = new Date();
-    const listKey = (companyId: number | null, email: string) => `${companyId}\n${email}`;
     const companyIds = [...new Set(entries.flatMap((e) => (e.companyId === null ? [] : [e.companyId])))];
     const global = entries.some((e) => e.companyId === null);
     const found = await manager
@@ -318,6 +318,9 @@ export class SuppressionService {
     return entries.filter((_, at) => inserted.has(rows[at].uuid));
   }
 }
+
+/** One address of one list (`companyId` null: the global one). */
+const listKey = (companyId: number | null, email: string): string => `${companyId}\n${email}`;
 
 /** An address as lists keep it (trimmed, lower case), or null when it does not parse. */
 function normalised(raw: string): string | null {
