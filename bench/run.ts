@@ -22,7 +22,7 @@
  * and BENCH_AGENT_NODE_ARGS (flags for the service's and the agent's node, e.g.
  * "--cpu-prof --cpu-prof-dir=/tmp/prof", or "-r ./bench/stall-watch.cjs" for the stacks of the
  * service's event-loop stalls), BENCH_ONLY (comma-separated among `api-key`, `delivery`, `fleet`,
- * `webhooks`, `emails` and `reports`: only those rows (`delivery`: its phases' event loop only), beside the token verification and the /health/live
+ * `webhooks`, `emails` and `reports`: only those rows (`delivery`: its phases' event loop and the export's memory), beside the token verification and the /health/live
  * ceiling their ratio needs; the other phases are skipped and bench/results/latest.json is left as
  * it was; `reports` seeds the BENCH_RECORDS clean records and times the summary, the log's first
  * page, the providers and bounce-categories reports and the deliverability-alerts job; `fleet`
@@ -650,11 +650,6 @@ const apiKeyFigure = (run: HttpRun, live: HttpRun) =>
     `${fmt(run.requestsPerSecond)} req/s, p99 ${fmt(run.latencyMs.p99)} ms at ${CONNECTIONS} connections; one key per connection, each of its own company`,
   );
 
-/**
- * quality.md's ingest and provider-event rows at 50 connections. The rates, ratios and the batch
- * p99 are PostgreSQL's budgets (information on SQLite, which is judged on answering every batch
- * within 10 s, and on memory).
- */
 /** quality.md's export row: what streaming every record adds to the service's memory. */
 function exportFigure(delivery: DeliveryFigures): Figure {
   return figure(
@@ -667,6 +662,11 @@ function exportFigure(delivery: DeliveryFigures): Figure {
   );
 }
 
+/**
+ * quality.md's ingest and provider-event rows at 50 connections. The rates, ratios and the batch
+ * p99 are PostgreSQL's budgets (information on SQLite, which is judged on answering every batch
+ * within 10 s, and on memory).
+ */
 function fleetFigures(fleet: FleetFigures, live: HttpRun, kind: BenchDatabase['kind']): Figure[] {
   const pg = <T>(budget: T) => (kind === 'postgres' ? budget : null);
   const { ingest, events, bounces } = fleet;
