@@ -231,6 +231,21 @@ describe('SqlDialect', () => {
       expect(await stored()).toEqual(rows);
     });
 
+    it('stores columns of text and nulls with neither backslashes nor control characters as given', async () => {
+      // On PostgreSQL such a column is written through JSON (pgArray); the others value by value.
+      const printable = awkward.filter((text) => !/[\\\n\t]/.test(text));
+      expect(printable).toHaveLength(7);
+      const rows = Array.from({ length: 21 }, (_, n) =>
+        log(n, {
+          from: printable[n % printable.length],
+          response: n % 4 ? printable[(n + 3) % printable.length] : null,
+          events: [{ at: '2026-01-01T00:00:00.000Z', status: 'sent', dsn: null, response: printable[n % 7] }],
+        }),
+      );
+      expect(await dialect.insertMany(t.dataSource.manager, CleanLog, rows, 'ignore')).toBe(21);
+      expect(await stored()).toEqual(rows);
+    });
+
     it('skips existing keys with ignore, and overwrites only the named fields with an update', async () => {
       const em = t.dataSource.manager;
       await dialect.insertMany(em, CleanLog, [log(1), log(2)], 'ignore');

@@ -10,13 +10,28 @@ const quoted = (text: string): string =>
   plain(text) ? `"${text}"` : `"${text.replace(ARRAY_ELEMENT_ESCAPES, '\\$&')}"`;
 
 /**
+ * A JSON escape other than `\"` and `\\` (a control character's, a lone surrogate's): the array
+ * literal reads `\x` as `x`, so JSON text holding one is not that literal.
+ */
+const OTHER_JSON_ESCAPE = /\\[^"\\]/;
+
+/**
  * A column's values for `$n::type[]`: PostgreSQL's array literal (`{"a",1,NULL}`), written here
  * because pg's own (two regular expressions on every element, and its own date formatting) cost
  * more than the statement for the log ingest's hundreds of rows; dates as ISO 8601 in UTC. Values
  * that are neither text, numbers, booleans nor dates (bytes) are left to pg: the array as it is.
+ *
+ * A column of text and nulls (most of them) is JSON.stringify's array with braces for brackets:
+ * JSON quotes each text and escapes `"` and `\` as the literal does, and its `null` is the
+ * literal's NULL (read without regard to case); one native pass instead of one check a value.
+ * JSON escapes anything else (control characters, lone surrogates) in a way the literal does not:
+ * such a column is written value by value.
  */
 export function pgArray(values: readonly unknown[]): string | readonly unknown[] {
-  if (values.length > 0 && allPlainText(values)) return `{"${values.join('","')}"}`;
+  if (allTextOrNull(values)) {
+    const json = JSON.stringify(values);
+    if (!OTHER_JSON_ESCAPE.test(json)) return `{${json.slice(1, -1)}}`;
+  }
   const parts = new Array<string>(values.length);
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
@@ -30,11 +45,11 @@ export function pgArray(values: readonly unknown[]): string | readonly unknown[]
   return `{${parts.join(',')}}`;
 }
 
-/** Every value plain text (most columns of a batch): then one native join writes the literal. */
-function allPlainText(values: readonly unknown[]): values is readonly string[] {
+/** Every value text, null or undefined (JSON.stringify writes undefined in an array as null). */
+function allTextOrNull(values: readonly unknown[]): boolean {
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
-    if (typeof value !== 'string' || !plain(value)) return false;
+    if (typeof value !== 'string' && value !== null && value !== undefined) return false;
   }
   return true;
 }
