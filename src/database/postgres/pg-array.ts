@@ -11,7 +11,8 @@ const quoted = (text: string): string =>
 
 /**
  * A JSON escape other than `\"` and `\\` (a control character's, a lone surrogate's): the array
- * literal reads `\x` as `x`, so JSON text holding one is not that literal.
+ * literal reads `\x` as `x`, so JSON text holding one is not that literal. It also finds a text's
+ * own backslash before a letter (JSON's `\\n`), whose column is then written value by value too.
  */
 const OTHER_JSON_ESCAPE = /\\[^"\\]/;
 
@@ -25,7 +26,7 @@ const OTHER_JSON_ESCAPE = /\\[^"\\]/;
  * JSON quotes each text and escapes `"` and `\` as the literal does, and its `null` is the
  * literal's NULL (read without regard to case); one native pass instead of one check a value.
  * JSON escapes anything else (control characters, lone surrogates) in a way the literal does not:
- * such a column is written value by value.
+ * such a column is written value by value (OTHER_JSON_ESCAPE).
  */
 export function pgArray(values: readonly unknown[]): string | readonly unknown[] {
   if (allTextOrNull(values)) {
