@@ -27,7 +27,9 @@
  * it was; `reports` seeds the BENCH_RECORDS clean records and times the summary, the log's first
  * page, the providers and bounce-categories reports and the deliverability-alerts job; `fleet`
  * is log ingest and provider events (deliveries, then hard bounces) at 50 connections, as 50 Postfix hosts ship; BENCH_FLEET_CONNECTIONS
- * changes that number, to see what the concurrency itself costs).
+ * changes that number, to see what the concurrency itself costs, and BENCH_FLEET_REPLICAS (default
+ * 1) posts them in turn to that many processes of the service on the same database, to see what
+ * replicas on the same machine add; its rows then stand for them all).
  *
  * The deliverability figures: over the seeded records (spread over the mailbox providers, each
  * failure classified by the service's own rules), the providers and bounce-categories reports of
@@ -77,6 +79,7 @@ import {
   BUDGET_FLEET_LINES_PER_CEILING,
   BUDGET_FLEET_LINES_PER_SECOND,
   FLEET_CONNECTIONS,
+  FLEET_REPLICAS,
   FleetFigures,
   measureFleet,
 } from './lib/fleet-ingest';
@@ -705,7 +708,7 @@ function fleetFigures(fleet: FleetFigures, live: HttpRun, kind: BenchDatabase['k
       ingest,
       'lines/s',
       { perSecond: BUDGET_FLEET_LINES_PER_SECOND, perCeiling: BUDGET_FLEET_LINES_PER_CEILING },
-      `${fmt(ingest.units)} lines; 125 messages × 8 lines a batch (a busy company's 100), new queue ids every batch${cpu(ingest, 'line')}`,
+      `${fmt(ingest.units)} lines; 125 messages × 8 lines a batch (a busy company's 100), new queue ids every batch${FLEET_REPLICAS > 1 ? `; posted in turn to ${FLEET_REPLICAS} processes of the service (BENCH_FLEET_REPLICAS), their CPU summed` : ''}${cpu(ingest, 'line')}`,
     ),
     figure(
       'fleet-ingest-p99',
@@ -1144,16 +1147,24 @@ async function main(): Promise<void> {
         `log ingest from ${FLEET_CONNECTIONS} hosts at once (1,000-line batches), then provider events on ${FLEET_CONNECTIONS} connections, ${DURATION_S} s each…`,
       );
       const companies = await Promise.all(tokens.map((token) => companyOf(service!, db, token)));
-      return measureFleet(service!, watch, {
-        db,
-        logShipperKey: LOG_SHIPPER_API_KEY,
-        webhookUser: WEBHOOK_USER,
-        webhookPassword: WEBHOOK_PASSWORD,
-        busyRelayUsername: companies[0].relayUsername,
-        relayUsernames: companies.slice(1).map((c) => c.relayUsername),
-        seconds: DURATION_S,
-        warmupS: WARMUP_S,
-      });
+      const replicas = await Promise.all(
+        Array.from({ length: FLEET_REPLICAS - 1 }, () => startService(serviceEnv)),
+      );
+      try {
+        return await measureFleet(service!, watch, {
+          db,
+          logShipperKey: LOG_SHIPPER_API_KEY,
+          webhookUser: WEBHOOK_USER,
+          webhookPassword: WEBHOOK_PASSWORD,
+          busyRelayUsername: companies[0].relayUsername,
+          relayUsernames: companies.slice(1).map((c) => c.relayUsername),
+          seconds: DURATION_S,
+          warmupS: WARMUP_S,
+          replicas,
+        });
+      } finally {
+        await Promise.all(replicas.map((r) => r.stop()));
+      }
     };
     // The service's event-loop delay and RSS, phase by phase, from the first request on.
     const watch = new ServiceWatch(service);

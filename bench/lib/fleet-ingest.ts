@@ -6,6 +6,11 @@ import { commandCpuMicros, cpuMicros, machineCpuMicros, RssSampler, RunningServi
 
 /** quality.md's fleet rows: 50 Postfix hosts shipping at once. */
 export const FLEET_CONNECTIONS = Number(process.env.BENCH_FLEET_CONNECTIONS ?? 50);
+/**
+ * Service processes the fleet posts to, in turn (1, quality.md's rows: the service as a user runs
+ * it): more shows what replicas on the same machine add.
+ */
+export const FLEET_REPLICAS = Math.max(1, Number(process.env.BENCH_FLEET_REPLICAS ?? 1));
 /** Messages a batch: 125 × 8 lines = 1,000 lines. */
 const MESSAGES_PER_BATCH = 125;
 /** Of them, the busy company's; the rest are the connection's own company's. */
@@ -32,7 +37,7 @@ export interface FleetRun {
   refused: number;
   latencyMs: { p50: number; p99: number; max: number };
   seconds: number;
-  /** The service's CPU time (user + system) per unit: steadier than the rate on a shared machine. */
+  /** The service's CPU time (user + system, its replicas' too) per unit: steadier than the rate on a shared machine. */
   serviceCpuMicrosPerUnit: number | null;
   /** The same of this machine's `postgres` processes (the database, when it runs here). */
   postgresCpuMicrosPerUnit: number | null;
@@ -59,6 +64,8 @@ export interface FleetOptions {
   relayUsernames: string[];
   seconds: number;
   warmupS: number;
+  /** More processes of the service on the same database, posted to in turn with it (FLEET_REPLICAS). */
+  replicas?: RunningService[];
 }
 
 /**
@@ -77,7 +84,9 @@ export async function measureFleet(
   o: FleetOptions,
 ): Promise<FleetFigures> {
   const agent = new Agent({ keepAlive: true, maxSockets: FLEET_CONNECTIONS });
-  const url = new URL(service.baseUrl);
+  const processes = [service, ...(o.replicas ?? [])];
+  const urls = processes.map((p) => new URL(p.baseUrl));
+  let posts = 0;
   const delivered: Array<{ recipient: string; remoteId: string }> = [];
   let sequence = 0;
 
@@ -158,6 +167,7 @@ export async function measureFleet(
 
   const post = (path: string, headers: Record<string, string>, body: string) =>
     new Promise<{ status: number | 'timeout' }>((resolve) => {
+      const url = urls[posts++ % urls.length];
       const req = request(
         {
           agent,
@@ -188,7 +198,11 @@ export async function measureFleet(
     next: (connection: number) => { body: string; units: number } | null,
   ): Promise<FleetRun> => {
     const started = performance.now();
-    const cpuBefore = cpuMicros(service.pid);
+    const serviceCpu = () => {
+      const each = processes.map((p) => cpuMicros(p.pid));
+      return each.includes(undefined) ? undefined : (each as number[]).reduce((a, b) => a + b, 0);
+    };
+    const cpuBefore = serviceCpu();
     const postgresBefore = commandCpuMicros('postgres');
     const machineBefore = machineCpuMicros();
     const until = started + seconds * 1000;
@@ -211,7 +225,7 @@ export async function measureFleet(
       }),
     );
     const elapsed = (performance.now() - started) / 1000;
-    const cpuAfter = cpuMicros(service.pid);
+    const cpuAfter = serviceCpu();
     const postgresAfter = commandCpuMicros('postgres');
     const machineAfter = machineCpuMicros();
     latencies.sort((a, b) => a - b);
