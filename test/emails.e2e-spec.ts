@@ -1,8 +1,12 @@
 import { createSecretKey, randomBytes } from 'node:crypto';
 import { simpleParser } from 'mailparser';
+import { In } from 'typeorm';
+import { DatabaseRuntime } from '../src/database/database-runtime';
+import { SqlDialect } from '../src/database/sql-dialect';
 import { Company } from '../src/modules/companies/entities/company.entity';
 import { Email } from '../src/modules/emails/entities/email.entity';
 import { IdempotencyKey } from '../src/modules/emails/entities/idempotency-key.entity';
+import { EmailsService } from '../src/modules/emails/emails.service';
 import { RelayDecisionService } from '../src/modules/internal/relay-decision.service';
 import { CleanLog } from '../src/modules/log-index/entities/clean-log.entity';
 import { verifySubmissionToken } from '../src/modules/relay-submission/submission-token';
@@ -337,6 +341,57 @@ describe('Sending by HTTP (platform.md "Sending by HTTP")', () => {
         });
       },
     );
+  });
+
+  describe('messages stored at the same moment', () => {
+    const judgedFor = (recipients: string[]) => {
+      const service = t.app.get(EmailsService);
+      return Promise.all(
+        recipients.map((to) =>
+          service.judgeMessage(
+            { company: acme.company, apiKey: null },
+            {
+              from: 'news@acme.test',
+              to: [to],
+              subject: `For ${to}`,
+              text: 'Hello',
+            },
+          ),
+        ),
+      );
+    };
+    const stored = (ids: string[]) => emails().countBy({ uuid: In(ids) });
+
+    it('share one INSERT on PostgreSQL (each its own on SQLite), and every one is stored', async () => {
+      const judged = await judgedFor(['sam1@example.net', 'sam2@example.net', 'sam3@example.net']);
+      const inserts = jest.spyOn(t.app.get(SqlDialect), 'insertMany');
+      try {
+        await Promise.all(judged.map((j) => t.app.get(EmailsService).store([j], null)));
+        const rowsPerInsert = inserts.mock.calls
+          .filter(([, target]) => target === Email)
+          .map((c) => c[2].length);
+        expect(rowsPerInsert).toEqual(t.app.get(DatabaseRuntime).isPostgres ? [3] : [1, 1, 1]);
+      } finally {
+        inserts.mockRestore();
+      }
+      expect(await stored(judged.map((j) => j.answer.id))).toBe(3);
+      for (const j of judged) await reaches(j.answer.id, 'submitted');
+    });
+
+    it('one the database refuses fails alone: the others stored with it are kept', async () => {
+      const [good, bad, alsoGood] = await judgedFor([
+        'ok1@example.net',
+        'bad@example.net',
+        'ok2@example.net',
+      ]);
+      bad.row.envelopeFrom = null as unknown as string; // NOT NULL: refused on both databases
+      const results = await Promise.allSettled(
+        [good, bad, alsoGood].map((j) => t.app.get(EmailsService).store([j], null)),
+      );
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(await stored([good.answer.id, alsoGood.answer.id])).toBe(2);
+      expect(await stored([bad.answer.id])).toBe(0);
+    });
   });
 
   describe('judged before anything is stored', () => {

@@ -28,12 +28,13 @@ export interface KeyedRead<Row extends ReadRow> {
 }
 
 /**
- * The two forms of a read whose calls each take their own parameters and answer their own result
- * (a page of a list): `many` answers every call's result, in the calls' order, from one
- * statement; `each` answers one call.
+ * The two forms of a statement whose calls each take their own parameters and answer their own
+ * result (a page of a list; the rows a request stores): `many` answers every call's result, in
+ * the calls' order, from one statement, an Error in a call's place failing that call alone;
+ * `each` answers one call.
  */
 export interface BatchedQueryForms<Params, Result> {
-  many: (calls: Params[]) => Promise<Result[]>;
+  many: (calls: Params[]) => Promise<Array<Result | Error>>;
   each: (call: Params) => Promise<Result>;
 }
 
@@ -81,7 +82,7 @@ export abstract class DatabaseRuntime {
 
   protected abstract keyedReadOf<Row extends ReadRow>(forms: KeyedReadForms<Row>): KeyedRead<Row>;
 
-  /** A read by call (see BatchedQueryForms), in whichever of its two forms is fastest on this engine. */
+  /** A statement by call (see BatchedQueryForms), in whichever of its two forms is fastest on this engine. */
   abstract batchedQuery<Params, Result>(
     forms: BatchedQueryForms<Params, Result>,
   ): (params: Params) => Promise<Result>;

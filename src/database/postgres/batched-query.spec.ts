@@ -72,6 +72,23 @@ describe('BatchedQuery where statements are round trips (DataLoader)', () => {
     expect(await query.run({ from: 3, count: 1 })).toEqual([3]);
   });
 
+  it('rejects only the call answered with an Error in its place; the others get their results', async () => {
+    const refused = new Error('value too long for the column');
+    const query = new BatchedQuery<Call, number[]>((params) =>
+      Promise.resolve(params.map((p) => (p.from === 2 ? refused : [p.from]))),
+    );
+    const results = await Promise.allSettled([
+      query.run({ from: 1, count: 1 }),
+      query.run({ from: 2, count: 1 }),
+      query.run({ from: 3, count: 1 }),
+    ]);
+    expect(results).toEqual([
+      { status: 'fulfilled', value: [1] },
+      { status: 'rejected', reason: refused },
+      { status: 'fulfilled', value: [3] },
+    ]);
+  });
+
   it('rejects every caller when the statement answers a different number of results', async () => {
     const query = new BatchedQuery<Call, number[]>(() => Promise.resolve([[1]]));
     const results = await Promise.allSettled([

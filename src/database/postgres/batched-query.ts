@@ -4,14 +4,14 @@ import DataLoader from 'dataloader';
 const MAX_BATCH = 100;
 
 /**
- * A read by call on PostgreSQL (a page of a list: a company, a filter, a limit and an offset; many
- * rows): the calls of concurrent callers share one statement (`many`, given every call's
- * parameters in order and answering one result per call in that order, through DataLoader).
- * BatchedRead is the same for lookups by key (at most one row per key); this is for reads that
- * are not.
+ * A statement by call on PostgreSQL (a page of a list: a company, a filter, a limit and an
+ * offset; the rows one request stores): the calls of concurrent callers share one statement
+ * (`many`, given every call's parameters in order and answering one result per call in that
+ * order, through DataLoader; an Error in a call's place rejects that call alone). BatchedRead is
+ * the same for lookups by key (at most one row per key); this is for statements that are not.
  *
  * Nothing is kept (`cache: false`) and equal calls are not merged: every caller gets a result
- * read after its own call began. Batches are dispatched on `setImmediate`, not DataLoader's
+ * read (or a write made) after its own call began. Batches are dispatched on `setImmediate`, not DataLoader's
  * default microtask, so that the requests parsed in one poll phase share a statement: under load
  * each round trip to PostgreSQL (the pg client's socket write, the reply's parsing, the pool's
  * hand-over) costs the service more than the indexed read itself.
@@ -19,7 +19,7 @@ const MAX_BATCH = 100;
 export class BatchedQuery<Params, Result> {
   private readonly loader: DataLoader<Params, Result>;
 
-  constructor(many: (calls: Params[]) => Promise<Result[]>) {
+  constructor(many: (calls: Params[]) => Promise<Array<Result | Error>>) {
     this.loader = new DataLoader<Params, Result>(
       async (calls) => {
         const results = await many([...calls]);
