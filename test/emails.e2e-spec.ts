@@ -344,10 +344,10 @@ describe('Sending by HTTP (platform.md "Sending by HTTP")', () => {
   });
 
   describe('messages stored at the same moment', () => {
-    const judgedFor = (recipients: string[]) => {
+    const judgedFor = (recipients: string[], attachmentBytes: number[] = []) => {
       const service = t.app.get(EmailsService);
       return Promise.all(
-        recipients.map((to) =>
+        recipients.map((to, n) =>
           service.judgeMessage(
             { company: acme.company, apiKey: null },
             {
@@ -355,6 +355,11 @@ describe('Sending by HTTP (platform.md "Sending by HTTP")', () => {
               to: [to],
               subject: `For ${to}`,
               text: 'Hello',
+              ...(attachmentBytes[n] && {
+                attachments: [
+                  { filename: 'a.bin', content: randomBytes(attachmentBytes[n]).toString('base64') },
+                ],
+              }),
             },
           ),
         ),
@@ -376,6 +381,25 @@ describe('Sending by HTTP (platform.md "Sending by HTTP")', () => {
       }
       expect(await stored(judged.map((j) => j.answer.id))).toBe(3);
       for (const j of judged) await reaches(j.answer.id, 'submitted');
+    });
+
+    it('large ones go in statements of their own: at most 1,000,000 characters of content a shared INSERT', async () => {
+      // 450,000 bytes are 600,000 characters of base64: the second large one does not join the first.
+      const judged = await judgedFor(
+        ['big0@example.net', 'big1@example.net', 'big2@example.net', 'big3@example.net'],
+        [0, 450_000, 450_000, 0],
+      );
+      const inserts = jest.spyOn(t.app.get(SqlDialect), 'insertMany');
+      try {
+        await Promise.all(judged.map((j) => t.app.get(EmailsService).store([j], null)));
+        const rowsPerInsert = inserts.mock.calls
+          .filter(([, target]) => target === Email)
+          .map((c) => c[2].length);
+        expect(rowsPerInsert).toEqual(t.app.get(DatabaseRuntime).isPostgres ? [2, 2] : [1, 1, 1, 1]);
+      } finally {
+        inserts.mockRestore();
+      }
+      expect(await stored(judged.map((j) => j.answer.id))).toBe(4);
     });
 
     it('one the database refuses fails alone: the others stored with it are kept', async () => {

@@ -61,6 +61,12 @@ interface Judged {
   answer: SentEmailDto;
 }
 
+/**
+ * Characters of content (JSON, attachments in base64) one shared INSERT holds at most: requests
+ * with large messages are stored in statements of their own, as they were before sharing.
+ */
+const SHARED_INSERT_CHARS = 1_000_000;
+
 /** The refusal of each relay state that is not `active` (platform.md "Sending by HTTP"). */
 const REFUSED: Record<Exclude<RelayStatus, 'active' | 'quota_exceeded'>, string> = {
   suspended: 'Company suspended',
@@ -104,21 +110,38 @@ export class EmailsService {
     await this.dialect.insertMany(this.emails.manager, Email, rows, 'ignore');
   }
 
-  /** The requests' messages in one statement; when it fails, each request's alone, so one cannot fail the others. */
+  /**
+   * The requests' messages in shared statements of at most SHARED_INSERT_CHARS of content (a
+   * request with more goes alone); when one fails, each of its requests alone, so that one cannot
+   * fail the others.
+   */
   private async insertTogether(calls: Array<Array<Partial<Email>>>): Promise<Array<void | Error>> {
-    if (calls.length === 1) return [await this.insert(calls[0])];
+    const groups: Array<Array<Array<Partial<Email>>>> = [];
+    let chars = 0;
+    for (const rows of calls) {
+      const size = rows.reduce((sum, row) => sum + (row.content?.length ?? 0), 0);
+      if (!groups.length || chars + size > SHARED_INSERT_CHARS) {
+        groups.push([]);
+        chars = 0;
+      }
+      groups.at(-1)!.push(rows);
+      chars += size;
+    }
+    return (await Promise.all(groups.map((group) => this.insertGroup(group)))).flat();
+  }
+
+  private async insertGroup(calls: Array<Array<Partial<Email>>>): Promise<Array<void | Error>> {
+    const alone = (rows: Array<Partial<Email>>) =>
+      this.insert(rows).then(
+        () => undefined,
+        (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+      );
+    if (calls.length === 1) return [await alone(calls[0])];
     try {
       await this.insert(calls.flat());
       return calls.map(() => undefined);
     } catch {
-      return Promise.all(
-        calls.map((rows) =>
-          this.insert(rows).then(
-            () => undefined,
-            (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
-          ),
-        ),
-      );
+      return Promise.all(calls.map(alone));
     }
   }
 
