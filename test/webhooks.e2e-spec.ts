@@ -1,5 +1,7 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { In } from 'typeorm';
 import { Company } from '../src/modules/companies/entities/company.entity';
+import { WebhookAttempt } from '../src/modules/webhooks/entities/webhook-attempt.entity';
 import { WebhookDelivery } from '../src/modules/webhooks/entities/webhook-delivery.entity';
 import { WebhookEvent } from '../src/modules/webhooks/entities/webhook-event.entity';
 import { Webhook } from '../src/modules/webhooks/entities/webhook.entity';
@@ -536,6 +538,45 @@ describe('Event webhooks (platform.md "Event webhooks")', () => {
       } finally {
         receiver.answer = () => ({ status: 200 });
         receiver.release();
+      }
+    });
+
+    it('does not let slow endpoints holding every slot of WEBHOOK_CONCURRENCY delay another company’s events', async () => {
+      const narrow = await createTestApp({ env: { ...ENV, WEBHOOK_CONCURRENCY: '2' } });
+      try {
+        const slow = await ownerWithCompany(narrow);
+        const quick = await ownerWithCompany(narrow);
+        await addWebhook(narrow, slow.owner, { url: receiver.url('/slow-all'), events: ['email.sent'] });
+        await addWebhook(narrow, quick.owner, { url: receiver.url('/quick-too'), events: ['email.sent'] });
+        receiver.answer = (r) => (r.path === '/slow-all' ? 'hold' : { status: 200 });
+        await postLogs(narrow, [
+          ...messageLines(slow.company.relayUsername, 'EE2000001A', 's1@example.net', 'sent'),
+          ...messageLines(slow.company.relayUsername, 'EE2000002A', 's2@example.net', 'sent'),
+        ]).expect(200);
+        // Both slots are the slow endpoint's attempts, held unanswered.
+        await receiver.waitFor(() => receiver.to('/slow-all').length === 2);
+        await postLogs(
+          narrow,
+          messageLines(quick.company.relayUsername, 'EE2000004B', 'q@example.net', 'sent'),
+        ).expect(200);
+        await receiver.waitFor(() => receiver.to('/quick-too').length === 1);
+        // Delivered while the slow endpoint still holds both: none of its attempts has ended.
+        const slowHook = await narrow.dataSource
+          .getRepository(Webhook)
+          .findOneByOrFail({ companyId: slow.company.id });
+        const slowDeliveries = await narrow.dataSource
+          .getRepository(WebhookDelivery)
+          .findBy({ webhookId: slowHook.id });
+        expect(slowDeliveries).toHaveLength(2);
+        const slowAttempts = await narrow.dataSource
+          .getRepository(WebhookAttempt)
+          .countBy({ deliveryId: In(slowDeliveries.map((d) => d.id)) });
+        expect(slowAttempts).toBe(0);
+        expect(receiver.to('/slow-all')).toHaveLength(2);
+      } finally {
+        receiver.answer = () => ({ status: 200 });
+        receiver.release();
+        await narrow.close();
       }
     });
 

@@ -34,10 +34,21 @@ interface Claimed {
   event: WebhookEvent;
 }
 
+/**
+ * An attempt's place in the limits, from its claim until it is recorded: whether it still counts
+ * against WEBHOOK_CONCURRENCY or only waits on its endpoint (SLOW_ATTEMPT_MS).
+ */
+interface Slot {
+  startedAt: number;
+  answered: boolean;
+  waiting: boolean;
+}
+
 /** An attempt made, waiting to be recorded. */
 interface Attempted {
   claimed: Claimed;
   result: AttemptResult;
+  slot: Slot;
 }
 
 /**
@@ -61,6 +72,13 @@ const CLAIM_INTERVAL_MS = 50;
 const RECORD_INTERVAL_MS = 10;
 /** An endpoint's `lastSuccessAt` is moved at most this often while its deliveries succeed. */
 const SUCCESS_MARK_MS = 1_000;
+/**
+ * An attempt its endpoint has not answered within this long waits on the endpoint, not on this
+ * process: it leaves WEBHOOK_CONCURRENCY's count for a second one of the same size (still one of
+ * its endpoint's PER_ENDPOINT_IN_FLIGHT), so a few slow endpoints never hold the others' slots
+ * (platform.md: one endpoint's slowness never delays another's). Looked at every quarter of it.
+ */
+const SLOW_ATTEMPT_MS = 1_000;
 /** Signing secrets kept opened (by their sealed text) before the cache starts again. */
 const OPENED_SECRETS = 1_000;
 
@@ -70,8 +88,9 @@ const OPENED_SECRETS = 1_000;
  * each endpoint's first due deliveries (on PostgreSQL with SKIP LOCKED, so that replicas share
  * the queue and each attempt is made by one of them) and moves them a minute ahead, so a
  * delivery whose claimer died is attempted again after that. At most WEBHOOK_CONCURRENCY attempts
- * are in flight in a process, at most PER_ENDPOINT_IN_FLIGHT per endpoint, so one slow endpoint
- * never holds the others back. A record's later events wait behind an earlier one still pending.
+ * are at work in a process, at most PER_ENDPOINT_IN_FLIGHT per endpoint, and one its endpoint
+ * leaves unanswered past SLOW_ATTEMPT_MS only waits (up to WEBHOOK_CONCURRENCY more), so slow
+ * endpoints never hold the others back. A record's later events wait behind an earlier one still pending.
  * Attempts are recorded together, in one transaction for the ones that finished meanwhile.
  */
 @Injectable()
@@ -80,11 +99,16 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private readonly http: WebhookHttpClient;
   /** Attempts of each endpoint claimed and not yet recorded. */
   private readonly inFlight = new Map<number, number>();
+  /** Every attempt from its claim until it is recorded, oldest first. */
+  private readonly slots = new Set<Slot>();
   private readonly attempts = new Set<Promise<void>>();
   private readonly attempted: Attempted[] = [];
   private readonly openedSecrets = new Map<string, string>();
   private recording?: Promise<void>;
   private inFlightTotal = 0;
+  /** Attempts past SLOW_ATTEMPT_MS that no longer count in inFlightTotal. */
+  private waitingTotal = 0;
+  private slowSweep?: NodeJS.Timeout;
   private running = false;
   private loop?: Promise<void>;
   private wake?: () => void;
@@ -109,10 +133,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     if (!this.config.env.WEBHOOK_DISPATCHER) return;
     this.running = true;
     this.loop = this.run();
+    this.slowSweep = setInterval(() => this.releaseSlowAttempts(), SLOW_ATTEMPT_MS / 4).unref();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.running = false;
+    clearInterval(this.slowSweep);
     this.nudge();
     await this.loop;
     await Promise.allSettled([...this.attempts]);
@@ -171,11 +197,31 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     for (const c of claimed) {
       this.inFlightTotal += 1;
       this.inFlight.set(c.webhook.id, (this.inFlight.get(c.webhook.id) ?? 0) + 1);
+      const slot: Slot = { startedAt: Date.now(), answered: false, waiting: false };
+      this.slots.add(slot);
       const attempt = this.attempt(c)
-        .then((result) => this.recordLater({ claimed: c, result }))
+        .then((result) => {
+          slot.answered = true;
+          return this.recordLater({ claimed: c, result, slot });
+        })
         .finally(() => this.attempts.delete(attempt));
       this.attempts.add(attempt);
     }
+  }
+
+  /** Moves the attempts unanswered for SLOW_ATTEMPT_MS out of WEBHOOK_CONCURRENCY's count, oldest first. */
+  private releaseSlowAttempts(): void {
+    const startedBefore = Date.now() - SLOW_ATTEMPT_MS;
+    let released = 0;
+    for (const slot of this.slots) {
+      if (slot.startedAt > startedBefore || this.waitingTotal >= this.config.env.WEBHOOK_CONCURRENCY) break;
+      if (slot.waiting || slot.answered) continue;
+      slot.waiting = true;
+      this.inFlightTotal -= 1;
+      this.waitingTotal += 1;
+      released += 1;
+    }
+    if (released) this.nudge();
   }
 
   private async claim(em: EntityManager, free: number): Promise<Claimed[]> {
@@ -275,8 +321,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         // Their claims lapse and they are attempted again: a repeat, never a loss.
         this.logger.error({ err: e }, `${batch.length} webhook attempts could not be recorded`);
       }
-      for (const { claimed } of batch) {
-        this.inFlightTotal -= 1;
+      for (const { claimed, slot } of batch) {
+        if (slot.waiting) this.waitingTotal -= 1;
+        else this.inFlightTotal -= 1;
+        this.slots.delete(slot);
         const left = (this.inFlight.get(claimed.webhook.id) ?? 1) - 1;
         if (left > 0) this.inFlight.set(claimed.webhook.id, left);
         else this.inFlight.delete(claimed.webhook.id);
