@@ -366,19 +366,22 @@ describe('Sending by HTTP (platform.md "Sending by HTTP")', () => {
       );
     };
     const stored = (ids: string[]) => emails().countBy({ uuid: In(ids) });
-
-    it('share one INSERT on PostgreSQL (each its own on SQLite), and every one is stored', async () => {
-      const judged = await judgedFor(['sam1@example.net', 'sam2@example.net', 'sam3@example.net']);
+    /** Stores each judged message as its own request, all at once: the rows of each INSERT made. */
+    async function rowsPerInsertStoring(judged: Awaited<ReturnType<typeof judgedFor>>): Promise<number[]> {
       const inserts = jest.spyOn(t.app.get(SqlDialect), 'insertMany');
       try {
         await Promise.all(judged.map((j) => t.app.get(EmailsService).store([j], null)));
-        const rowsPerInsert = inserts.mock.calls
-          .filter(([, target]) => target === Email)
-          .map((c) => c[2].length);
-        expect(rowsPerInsert).toEqual(t.app.get(DatabaseRuntime).isPostgres ? [3] : [1, 1, 1]);
+        return inserts.mock.calls.filter(([, target]) => target === Email).map((c) => c[2].length);
       } finally {
         inserts.mockRestore();
       }
+    }
+
+    it('share one INSERT on PostgreSQL (each its own on SQLite), and every one is stored', async () => {
+      const judged = await judgedFor(['sam1@example.net', 'sam2@example.net', 'sam3@example.net']);
+      expect(await rowsPerInsertStoring(judged)).toEqual(
+        t.app.get(DatabaseRuntime).isPostgres ? [3] : [1, 1, 1],
+      );
       expect(await stored(judged.map((j) => j.answer.id))).toBe(3);
       for (const j of judged) await reaches(j.answer.id, 'submitted');
     });
@@ -389,16 +392,9 @@ describe('Sending by HTTP (platform.md "Sending by HTTP")', () => {
         ['big0@example.net', 'big1@example.net', 'big2@example.net', 'big3@example.net'],
         [0, 450_000, 450_000, 0],
       );
-      const inserts = jest.spyOn(t.app.get(SqlDialect), 'insertMany');
-      try {
-        await Promise.all(judged.map((j) => t.app.get(EmailsService).store([j], null)));
-        const rowsPerInsert = inserts.mock.calls
-          .filter(([, target]) => target === Email)
-          .map((c) => c[2].length);
-        expect(rowsPerInsert).toEqual(t.app.get(DatabaseRuntime).isPostgres ? [2, 2] : [1, 1, 1, 1]);
-      } finally {
-        inserts.mockRestore();
-      }
+      expect(await rowsPerInsertStoring(judged)).toEqual(
+        t.app.get(DatabaseRuntime).isPostgres ? [2, 2] : [1, 1, 1, 1],
+      );
       expect(await stored(judged.map((j) => j.answer.id))).toBe(4);
     });
 
