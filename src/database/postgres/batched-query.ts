@@ -11,10 +11,10 @@ const MAX_BATCH = 100;
  * the same for lookups by key (at most one row per key); this is for statements that are not.
  *
  * Nothing is kept (`cache: false`) and equal calls are not merged: every caller gets a result
- * read (or a write made) after its own call began. Batches are dispatched on `setImmediate`, not DataLoader's
- * default microtask, so that the requests parsed in one poll phase share a statement: under load
- * each round trip to PostgreSQL (the pg client's socket write, the reply's parsing, the pool's
- * hand-over) costs the service more than the indexed read itself.
+ * read (or a write made) after its own call began. Batches are dispatched on `setImmediate`, not
+ * DataLoader's default microtask, so that the requests parsed in one poll phase share a
+ * statement: under load each round trip to PostgreSQL (the pg client's socket write, the reply's
+ * parsing, the pool's hand-over) costs the service more than the indexed read itself.
  */
 export class BatchedQuery<Params, Result> {
   private readonly loader: DataLoader<Params, Result>;

@@ -90,8 +90,8 @@ const OPENED_SECRETS = 1_000;
  * delivery whose claimer died is attempted again after that. At most WEBHOOK_CONCURRENCY attempts
  * are at work in a process, at most PER_ENDPOINT_IN_FLIGHT per endpoint, and one its endpoint
  * leaves unanswered past SLOW_ATTEMPT_MS only waits (up to WEBHOOK_CONCURRENCY more), so slow
- * endpoints never hold the others back. A record's later events wait behind an earlier one still pending.
- * Attempts are recorded together, in one transaction for the ones that finished meanwhile.
+ * endpoints never hold the others back. A record's later events wait behind an earlier one still
+ * pending. Attempts are recorded together, in one transaction for the ones that finished meanwhile.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
