@@ -30,6 +30,17 @@ describe('packed', () => {
     expect(packed([[1], [], [2]], 2)).toEqual([[1, 2]]);
   });
 
+  it('measures items by their weight when given one', () => {
+    const words = [['aa'], ['bb', 'c'], ['dddddd'], ['e'], ['fffffffff'], ['g']];
+    expect(packed(words, 6, (w) => w.length)).toEqual([
+      ['aa', 'bb', 'c'],
+      ['dddddd'],
+      ['e'],
+      ['fffffffff'],
+      ['g'],
+    ]);
+  });
+
   it('answers no unit for no groups, one for any number when the size is unbounded', () => {
     expect(packed([], 5)).toEqual([]);
     expect(packed([[1, 2], [3]], Number.POSITIVE_INFINITY)).toEqual([[1, 2, 3]]);

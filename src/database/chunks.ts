@@ -15,18 +15,27 @@ export function chunks<T>(items: readonly T[], size: number = ROWS_PER_STATEMENT
 
 /**
  * `groups` packed in order into units of at most `size` items, a group never split (one larger
- * than `size` is a unit alone); each unit flattened. None for no groups.
+ * than `size` is a unit alone); each unit flattened. None for no groups. `weightOf` measures an
+ * item when items are not all alike (a message's characters): 1 each by default.
  */
-export function packed<T>(groups: ReadonlyArray<readonly T[]>, size: number): T[][] {
+export function packed<T>(
+  groups: ReadonlyArray<readonly T[]>,
+  size: number,
+  weightOf: (item: T) => number = () => 1,
+): T[][] {
   if (!(size >= 1)) throw new RangeError(`packed: size ${size}`);
   const out: T[][] = [];
   let unit: T[] = [];
+  let unitWeight = 0;
   for (const group of groups) {
-    if (unit.length > 0 && unit.length + group.length > size) {
+    const weight = group.reduce((sum, item) => sum + weightOf(item), 0);
+    if (unit.length > 0 && unitWeight + weight > size) {
       out.push(unit);
       unit = [];
+      unitWeight = 0;
     }
     unit.push(...group);
+    unitWeight += weight;
   }
   if (unit.length > 0) out.push(unit);
   return out;

@@ -11,6 +11,7 @@ import {
 import { Page, skipFor, toPage } from '../../common/pagination/page';
 import { toDateWindow } from '../../common/validation/date-filter';
 import { AppConfig } from '../../config/app-config';
+import { packed } from '../../database/chunks';
 import { DatabaseRuntime } from '../../database/database-runtime';
 import { SqlDialect } from '../../database/sql-dialect';
 import { TransactionService } from '../../database/transaction.service';
@@ -116,17 +117,11 @@ export class EmailsService {
    * fail the others.
    */
   private async insertTogether(calls: Array<Array<Partial<Email>>>): Promise<Array<void | Error>> {
-    const groups: Array<Array<Array<Partial<Email>>>> = [];
-    let chars = 0;
-    for (const rows of calls) {
-      const size = rows.reduce((sum, row) => sum + (row.content?.length ?? 0), 0);
-      if (!groups.length || chars + size > SHARED_INSERT_CHARS) {
-        groups.push([]);
-        chars = 0;
-      }
-      groups.at(-1)!.push(rows);
-      chars += size;
-    }
+    const groups = packed(
+      calls.map((rows) => [rows]),
+      SHARED_INSERT_CHARS,
+      (rows) => rows.reduce((sum, row) => sum + (row.content?.length ?? 0), 0),
+    );
     return (await Promise.all(groups.map((group) => this.insertGroup(group)))).flat();
   }
 

@@ -5,6 +5,7 @@ import { deliverabilityOf } from '../deliverability/record-deliverability';
 import { NotFoundError } from '../../common/errors/domain-error';
 import { DAY_MS, reportWindow } from '../../common/validation/date-filter';
 import { AppConfig } from '../../config/app-config';
+import { chunks } from '../../database/chunks';
 import { CompaniesService } from '../companies/companies.service';
 import { CleanRecord, emptyCounts, LogCounts, LogFilter } from '../log-index/clean-record';
 import { LogIndex } from '../log-index/log-index';
@@ -300,12 +301,7 @@ function toDto(record: CleanRecord): CleanLogDto {
 export async function* csvChunks(pages: AsyncIterable<CleanRecord[]>): AsyncGenerator<string> {
   yield csvLine(CSV_COLUMNS);
   for await (const page of pages) {
-    for (let i = 0; i < page.length; i += CSV_ROWS_PER_CHUNK) {
-      yield page
-        .slice(i, i + CSV_ROWS_PER_CHUNK)
-        .map(csvRow)
-        .join('');
-    }
+    for (const rows of chunks(page, CSV_ROWS_PER_CHUNK)) yield rows.map(csvRow).join('');
   }
 }
 
