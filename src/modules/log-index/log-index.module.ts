@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { ElasticsearchModule, ElasticsearchService } from '@nestjs/elasticsearch';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../../config/app-config';
 import { CleanLogRollUp } from './clean-log-roll-up';
@@ -10,36 +9,33 @@ import { LogIndex } from './log-index';
 import { SqlLogIndex } from './sql-log-index';
 
 /**
- * The clean-log index (see LogIndex): Elasticsearch when ELASTICSEARCH_NODE is set, else SQL
- * tables of the service's database. The Elasticsearch client connects only when first used.
+ * The clean-log index (see LogIndex): Elasticsearch when ELASTICSEARCH_NODE is set, its template
+ * installed, else SQL tables of the service's database. The Elasticsearch client is loaded only
+ * then: loading it was a fifth of the service's start.
  */
+export async function chooseLogIndex(
+  elasticsearchNode: string | undefined,
+  sql: SqlLogIndex,
+): Promise<LogIndex> {
+  if (!elasticsearchNode) return sql;
+  const { ElasticsearchService } = await import('@nestjs/elasticsearch');
+  const index = new ElasticsearchLogIndex(
+    new ElasticsearchService({ node: elasticsearchNode, requestTimeout: 10_000 }),
+  );
+  await index.onModuleInit();
+  return index;
+}
+
+/** The clean-log index of chooseLogIndex, for the ingest and the reports. */
 @Module({
-  imports: [
-    TypeOrmModule.forFeature([CleanLog, CleanLogDay]),
-    ElasticsearchModule.registerAsync({
-      inject: [AppConfig],
-      useFactory: (config: AppConfig) => ({
-        node: config.env.ELASTICSEARCH_NODE ?? 'http://127.0.0.1:9200',
-        requestTimeout: 10_000,
-      }),
-    }),
-  ],
+  imports: [TypeOrmModule.forFeature([CleanLog, CleanLogDay])],
   providers: [
     CleanLogRollUp,
     SqlLogIndex,
     {
       provide: LogIndex,
-      inject: [AppConfig, SqlLogIndex, ElasticsearchService],
-      useFactory: async (
-        config: AppConfig,
-        sql: SqlLogIndex,
-        es: ElasticsearchService,
-      ): Promise<LogIndex> => {
-        if (!config.env.ELASTICSEARCH_NODE) return sql;
-        const index = new ElasticsearchLogIndex(es);
-        await index.onModuleInit();
-        return index;
-      },
+      inject: [AppConfig, SqlLogIndex],
+      useFactory: (config: AppConfig, sql: SqlLogIndex) => chooseLogIndex(config.env.ELASTICSEARCH_NODE, sql),
     },
   ],
   exports: [LogIndex],
