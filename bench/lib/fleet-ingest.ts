@@ -24,6 +24,21 @@ export const BUDGET_FLEET_LINES_PER_SECOND = 20_000;
 export const BUDGET_FLEET_LINES_PER_CEILING = 1.3;
 export const BUDGET_FLEET_BATCH_P99_MS = 2_000;
 export const BUDGET_FLEET_EVENTS_PER_SECOND = 5_000;
+/**
+ * The rate a batch p99 needs at this concurrency, whatever the machine. Each connection posts its
+ * next batch when the last is answered, so `connections × lines a batch` are always in flight and
+ * a batch's mean time is that over the rate (Little's law). With at most 1 % of batches above the
+ * p99 and none above BATCH_TIMEOUT_MS, the mean is at most `0.99 × p99 + 0.01 × timeout`: a p99
+ * of 2 s at 50 × 1,000 lines needs ≥ 24,000 lines/s (2.08 s mean), above the 20,000 lines/s row.
+ */
+export function ratePerSecondForP99(p99Ms: number, connections: number, unitsPerBatch: number): number {
+  const meanSeconds = (0.99 * p99Ms + 0.01 * BATCH_TIMEOUT_MS) / 1000;
+  return (connections * unitsPerBatch) / meanSeconds;
+}
+
+/** Lines a log batch of the fleet run. */
+export const LINES_PER_BATCH = MESSAGES_PER_BATCH * 8;
+
 export const BUDGET_FLEET_EVENTS_PER_CEILING = 0.33;
 
 export interface FleetRun {
