@@ -69,7 +69,9 @@ export async function configureApp(app: NestFastifyApplication): Promise<NestFas
   // Uploads (payment proofs): streamed, limits enforced while streaming, kept in memory.
   await app.register(inMemoryMultipart, { limits: MULTIPART_LIMITS });
 
-  const document = withExamples(SwaggerModule.createDocument(app, buildOpenApiConfig()));
+  // Built at the first request for it (@nestjs/swagger's document factory), not at start: scanning
+  // every route is a tenth of the start, and the processes that serve traffic rarely show the docs.
+  const document = () => withExamples(SwaggerModule.createDocument(app, buildOpenApiConfig()));
   SwaggerModule.setup('api-docs', app, document, {
     jsonDocumentUrl: 'api-docs-json',
     customSiteTitle: 'Email Relay Service API',
