@@ -718,7 +718,7 @@ function fleetFigures(fleet: FleetFigures, live: HttpRun, kind: BenchDatabase['k
       ingest.latencyMs.p99,
       'ms',
       pg({ op: '<=', limit: BUDGET_FLEET_BATCH_P99_MS }),
-      `${answered(ingest)}; ${fmt(FLEET_CONNECTIONS)} × ${fmt(LINES_PER_BATCH)} lines always in flight, so a batch's mean time is ${fmt((FLEET_CONNECTIONS * LINES_PER_BATCH) / ingest.perSecond / 1000, 2)} s at this rate (Little's law): the budget's p99 needs ≥ ${fmt(ratePerSecondForP99(BUDGET_FLEET_BATCH_P99_MS, FLEET_CONNECTIONS, LINES_PER_BATCH))} lines/s, ${fmt(ratePerSecondForP99(BUDGET_FLEET_BATCH_P99_MS, FLEET_CONNECTIONS, LINES_PER_BATCH) / live.requestsPerSecond, 2)} per ceiling request here`,
+      `${answered(ingest)}; ${fmt(FLEET_CONNECTIONS)} × ${fmt(LINES_PER_BATCH)} lines always in flight, so a batch's mean time is ${fmt((FLEET_CONNECTIONS * LINES_PER_BATCH) / ingest.perSecond, 2)} s at this rate (Little's law): the budget's p99 needs ≥ ${fmt(ratePerSecondForP99(BUDGET_FLEET_BATCH_P99_MS, FLEET_CONNECTIONS, LINES_PER_BATCH))} lines/s, ${fmt(ratePerSecondForP99(BUDGET_FLEET_BATCH_P99_MS, FLEET_CONNECTIONS, LINES_PER_BATCH) / live.requestsPerSecond, 2)} per ceiling request here`,
     ),
     figure(
       'fleet-batches-failed',
