@@ -24,6 +24,8 @@ export const BUDGET_FLEET_LINES_PER_SECOND = 20_000;
 export const BUDGET_FLEET_LINES_PER_CEILING = 1.3;
 export const BUDGET_FLEET_BATCH_P99_MS = 2_000;
 export const BUDGET_FLEET_EVENTS_PER_SECOND = 5_000;
+export const BUDGET_FLEET_EVENTS_PER_CEILING = 0.33;
+
 /**
  * The rate a batch p99 needs at this concurrency, whatever the machine. Each connection posts its
  * next batch when the last is answered, so `connections × lines a batch` are always in flight and
@@ -38,8 +40,6 @@ export function ratePerSecondForP99(p99Ms: number, connections: number, unitsPer
 
 /** Lines a log batch of the fleet run. */
 export const LINES_PER_BATCH = MESSAGES_PER_BATCH * 8;
-
-export const BUDGET_FLEET_EVENTS_PER_CEILING = 0.33;
 
 export interface FleetRun {
   /** Units (lines or events) answered 200, per second of the run. */
