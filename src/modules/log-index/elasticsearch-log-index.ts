@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { Client } from '@elastic/elasticsearch';
 import type {
   AggregationsAggregate,
@@ -84,7 +84,7 @@ export const CLEAN_LOG_MAPPING = {
  * roll back, the next rebuild of the record writes it right, since records are computed whole.
  */
 @Injectable()
-export class ElasticsearchLogIndex extends LogIndex implements OnModuleInit {
+export class ElasticsearchLogIndex extends LogIndex {
   readonly kind = 'elasticsearch' as const;
   private readonly logger = new Logger(ElasticsearchLogIndex.name);
 
@@ -92,7 +92,11 @@ export class ElasticsearchLogIndex extends LogIndex implements OnModuleInit {
     super();
   }
 
-  async onModuleInit(): Promise<void> {
+  /**
+   * The template installed once, by chooseLogIndex at start (not a Nest hook: Nest would call it
+   * again on the provider the factory made), a failure logged rather than thrown.
+   */
+  async installTemplate(): Promise<void> {
     try {
       await this.ensureTemplate();
     } catch (e) {

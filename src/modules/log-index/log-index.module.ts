@@ -22,7 +22,7 @@ export async function chooseLogIndex(
   const index = new ElasticsearchLogIndex(
     new ElasticsearchService({ node: elasticsearchNode, requestTimeout: 10_000 }),
   );
-  await index.onModuleInit();
+  await index.installTemplate();
   return index;
 }
 
